@@ -1,0 +1,119 @@
+"""Accounts: registration, password check (argon2), session and API tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import unicodedata
+from datetime import timedelta
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.errors import Conflict, Invalid, Unauthorized
+from app.models import ApiToken, User, utcnow
+
+NAME_MAX = 32
+PASSWORD_MIN = 8
+PASSWORD_MAX = 256
+SESSION_LIFETIME = timedelta(days=30)
+API_TOKEN_LIFETIME = timedelta(days=365)
+# Names that would be mistaken for the bot or a trip code in the 名前欄.
+RESERVED_NAMES = {"gm", "bot", "system", "admin", "名無し", "名無しさん"}
+RESERVED_MARKS = ("★", "◆", "☆")
+
+_hasher = PasswordHasher()
+
+
+def normalise_name(raw: str) -> str:
+    return unicodedata.normalize("NFKC", raw).strip()
+
+
+def validate_name(raw: str) -> str:
+    name = normalise_name(raw)
+    if not name:
+        raise Invalid("名前を入力してください。", field="name")
+    if len(name) > NAME_MAX:
+        raise Invalid(f"名前は{NAME_MAX}文字以内にしてください。", field="name")
+    if any(ch.isspace() for ch in name):
+        # Names are words in command lines (AS <name> …, KICK <name>), so no spaces.
+        raise Invalid("名前に空白は使えません。", field="name")
+    if any(unicodedata.category(ch).startswith("C") for ch in name):
+        raise Invalid("名前に制御文字は使えません。", field="name")
+    if any(ch in "<>&\"'" for ch in name):
+        raise Invalid("名前に < > & \" ' は使えません。", field="name")
+    if name.casefold() in RESERVED_NAMES or name.startswith(RESERVED_MARKS):
+        raise Invalid("その名前は予約されています。", field="name")
+    return name
+
+
+def validate_password(password: str) -> str:
+    if len(password) < PASSWORD_MIN:
+        raise Invalid(f"パスワードは{PASSWORD_MIN}文字以上にしてください。", field="password")
+    if len(password) > PASSWORD_MAX:
+        raise Invalid(f"パスワードは{PASSWORD_MAX}文字以内にしてください。", field="password")
+    return password
+
+
+def register(session: Session, name: str, password: str) -> User:
+    name = validate_name(name)
+    validate_password(password)
+    if session.scalar(select(User.id).where(User.name == name)) is not None:
+        raise Conflict("その名前はすでに使われています。", field="name")
+    user = User(name=name, password_hash=_hasher.hash(password))
+    session.add(user)
+    try:
+        with session.begin_nested():
+            session.flush()
+    except IntegrityError as exc:  # a concurrent registration took the name first
+        raise Conflict("その名前はすでに使われています。", field="name") from exc
+    return user
+
+
+def authenticate(session: Session, name: str, password: str) -> User:
+    user = session.scalar(select(User).where(User.name == normalise_name(name)))
+    if user is None:
+        _hasher.hash(password)  # same work either way, so timing does not reveal names
+        raise Unauthorized("名前かパスワードが違います。")
+    try:
+        _hasher.verify(user.password_hash, password)
+    except (VerificationError, InvalidHashError) as exc:
+        raise Unauthorized("名前かパスワードが違います。") from exc
+    if _hasher.check_needs_rehash(user.password_hash):
+        user.password_hash = _hasher.hash(password)
+    return user
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def issue_token(session: Session, user: User, kind: str) -> str:
+    """A new random token for ``user``; only its digest is stored."""
+    lifetime = SESSION_LIFETIME if kind == "session" else API_TOKEN_LIFETIME
+    token = secrets.token_urlsafe(32)
+    session.add(
+        ApiToken(
+            user_id=user.id, token_hash=_digest(token), kind=kind, expires_at=utcnow() + lifetime
+        )
+    )
+    session.flush()
+    return token
+
+
+def user_for_token(session: Session, token: str, kind: str) -> User | None:
+    if not token or len(token) > 200:
+        return None
+    row = session.scalar(
+        select(ApiToken).where(ApiToken.token_hash == _digest(token), ApiToken.kind == kind)
+    )
+    if row is None or row.expires_at <= utcnow():
+        return None
+    return row.user
+
+
+def revoke_token(session: Session, token: str) -> None:
+    session.execute(delete(ApiToken).where(ApiToken.token_hash == _digest(token)))

@@ -1,0 +1,105 @@
+"""JSON API under /api (../shared/API.md). Bearer tokens only: cookies are never read here,
+so no cross-site form can act through it."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+
+from app import accounts
+from app.api import schemas
+from app.forum import service as forum
+from app.web import deps
+from app.web.deps import ApiUser, SessionDep, SettingsDep
+
+router = APIRouter(prefix="/api")
+
+
+@router.post("/register", status_code=201, response_model=schemas.UserOut)
+def register(body: schemas.Credentials, session: SessionDep) -> schemas.UserOut:
+    user = accounts.register(session, body.name, body.password)
+    session.commit()
+    return schemas.UserOut(id=user.id, name=user.name)
+
+
+@router.post("/login", response_model=schemas.TokenOut)
+def login(body: schemas.Credentials, session: SessionDep) -> schemas.TokenOut:
+    user = accounts.authenticate(session, body.name, body.password)
+    token = accounts.issue_token(session, user, "api")
+    session.commit()
+    return schemas.TokenOut(token=token)
+
+
+@router.post("/logout", status_code=204)
+def logout(request: Request, session: SessionDep, _user: ApiUser) -> Response:
+    token = request.headers.get("authorization", "").partition(" ")[2].strip()
+    accounts.revoke_token(session, token)
+    session.commit()
+    return Response(status_code=204)
+
+
+@router.get("/me", response_model=schemas.UserOut)
+def me(user: ApiUser) -> schemas.UserOut:
+    return schemas.UserOut(id=user.id, name=user.name)
+
+
+@router.get("/boards", response_model=list[schemas.BoardOut])
+def boards(session: SessionDep) -> list[schemas.BoardOut]:
+    return [schemas.BoardOut.of(board) for board in forum.list_boards(session)]
+
+
+@router.get("/boards/{slug}/threads", response_model=schemas.ThreadList)
+def board_threads(
+    slug: str,
+    session: SessionDep,
+    settings: SettingsDep,
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+) -> schemas.ThreadList:
+    board = forum.get_board(session, slug)
+    threads, current = forum.list_threads(session, board, page, settings.threads_per_page)
+    return schemas.ThreadList(
+        threads=[schemas.ThreadOut.of(t) for t in threads], page=current.number,
+        pages=current.count,
+    )
+
+
+@router.post("/boards/{slug}/threads", status_code=201, response_model=schemas.CreatedThread)
+def create_thread(
+    slug: str, body: schemas.NewThread, request: Request, session: SessionDep, user: ApiUser
+) -> schemas.CreatedThread:
+    board = forum.get_board(session, slug)
+    thread, post = forum.create_thread(
+        session, board, user, body.title, body.body, deps.secret_key(request)
+    )
+    session.commit()
+    return schemas.CreatedThread(
+        **schemas.ThreadOut.of(thread).model_dump(), post=schemas.PostOut.of(post)
+    )
+
+
+@router.get("/threads/{thread_id}", response_model=schemas.ThreadWithPosts)
+def thread(
+    thread_id: int,
+    session: SessionDep,
+    after: Annotated[int, Query(ge=0, le=2**31)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> schemas.ThreadWithPosts:
+    found = forum.get_thread(session, thread_id)
+    posts = forum.list_posts(session, found, after, limit)
+    return schemas.ThreadWithPosts(
+        thread=schemas.ThreadOut.of(found), posts=[schemas.PostOut.of(p) for p in posts]
+    )
+
+
+@router.post("/threads/{thread_id}/posts", status_code=201, response_model=schemas.PostResult)
+def create_post(
+    thread_id: int, body: schemas.NewPost, request: Request, session: SessionDep, user: ApiUser
+) -> schemas.PostResult:
+    found = forum.get_thread(session, thread_id)
+    post = forum.add_post(
+        session, found.id, author=user, author_name=user.name, body=body.body, kind="talk",
+        secret=deps.secret_key(request),
+    )
+    session.commit()
+    return schemas.PostResult(post=schemas.PostOut.of(post), replies=[])

@@ -1,0 +1,108 @@
+"""The ``bbsgm`` command: serve, migrate, check, makemigration."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from app.config import Settings, get_settings
+
+
+def _prepare_database(settings: Settings) -> None:
+    from app import migrate
+    from app.db import Database
+    from app.forum import service as forum
+
+    migrate.upgrade(settings)
+    db = Database(settings.database_url)
+    try:
+        with db.session() as session:
+            forum.ensure_boards(session)
+            session.commit()
+    finally:
+        db.dispose()
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    settings = get_settings()
+    if settings.is_sqlite or args.migrate:
+        _prepare_database(settings)
+    settings.resolved_secret_key()  # made once here, before several workers could race for it
+    print(f"bbsgm: serving on http://{args.host}:{args.port}/ ({settings.database_url})")
+    uvicorn.run(
+        "app.main:app_factory", factory=True, host=args.host, port=args.port,
+        workers=args.workers, proxy_headers=True, log_level=args.log_level,
+    )
+    return 0
+
+
+def cmd_migrate(_args: argparse.Namespace) -> int:
+    _prepare_database(get_settings())
+    print("bbsgm: database is up to date")
+    return 0
+
+
+def cmd_makemigration(args: argparse.Namespace) -> int:
+    from app import migrate
+
+    migrate.make_revision(get_settings(), args.message)
+    return 0
+
+
+def cmd_check(_args: argparse.Namespace) -> int:
+    """Replays every game from its log and reports any difference from the stored state."""
+    from app.db import Database
+
+    settings = get_settings()
+    db = Database(settings.database_url)
+    try:
+        try:
+            from app.gm.replay import check_all
+        except ImportError:
+            print("bbsgm check: no games to check")
+            return 0
+        with db.session() as session:
+            problems = check_all(session)
+        for line in problems:
+            print(line)
+        print(f"bbsgm check: {len(problems)} problem(s)")
+        return 1 if problems else 0
+    finally:
+        db.dispose()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bbsgm", description="掲示板 with a game-master bot")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the web service")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--log-level", default="info")
+    serve.add_argument(
+        "--migrate", action="store_true",
+        help="apply migrations before serving (always done on SQLite)",
+    )
+    serve.set_defaults(func=cmd_serve)
+
+    sub.add_parser("migrate", help="apply database migrations").set_defaults(func=cmd_migrate)
+    sub.add_parser("check", help="replay every game and compare").set_defaults(func=cmd_check)
+
+    make = sub.add_parser("makemigration", help="autogenerate a migration (developers)")
+    make.add_argument("message")
+    make.set_defaults(func=cmd_makemigration)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,217 @@
+"""Boards, threads and posts. Services validate, lock what they number, and never commit:
+the caller (a route or the game master) owns the transaction."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.errors import Invalid, NotFound
+from app.models import Board, Post, Thread, User, utcnow
+
+MAX_BODY_CHARS = 10_000
+MAX_TITLE_CHARS = 100
+BBS_TZ = ZoneInfo("Asia/Tokyo")
+
+# Seeded boards. Game boards are added by the game registry as games arrive.
+DEFAULT_BOARDS: tuple[tuple[str, str, str], ...] = (
+    ("lobby", "ロビー", "はじめての方へ、募集、お知らせ。"),
+    ("chat", "雑談", "ゲームの話も、そうでない話も。"),
+)
+
+
+@dataclass(frozen=True)
+class Page:
+    number: int
+    count: int
+
+    @property
+    def has_prev(self) -> bool:
+        return self.number > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.number < self.count
+
+
+def clean_body(body: str) -> str:
+    """Line endings unified and trailing blank space dropped; the text itself is kept as typed."""
+    text = body.replace("\r\n", "\n").replace("\r", "\n").rstrip()
+    if not text.strip():
+        raise Invalid("本文が空です。", field="body")
+    if len(text) > MAX_BODY_CHARS:
+        raise Invalid(
+            f"本文が長すぎます（{len(text)}文字）。{MAX_BODY_CHARS}文字以内にしてください。",
+            field="body",
+        )
+    if "\x00" in text:
+        raise Invalid("本文に使えない文字（NUL）が含まれています。", field="body")
+    return text
+
+
+def clean_title(title: str) -> str:
+    text = " ".join(title.split())
+    if not text:
+        raise Invalid("スレッドのタイトルが空です。", field="title")
+    if len(text) > MAX_TITLE_CHARS:
+        raise Invalid(
+            f"タイトルが長すぎます（{len(text)}文字）。{MAX_TITLE_CHARS}文字以内にしてください。",
+            field="title",
+        )
+    if "\x00" in text:
+        raise Invalid("タイトルに使えない文字（NUL）が含まれています。", field="title")
+    return text
+
+
+def daily_id(secret: str, user_key: str, when: datetime) -> str:
+    """The per-day ID tag of 2ch-style boards: stable for one poster for one (Tokyo) day."""
+    day = when.astimezone(BBS_TZ).date().isoformat()
+    mac = hmac.new(secret.encode(), f"{user_key}|{day}".encode(), hashlib.sha256).digest()
+    return base64.b64encode(mac, altchars=b"+/").decode()[:8]
+
+
+def ensure_boards(session: Session, extra: Sequence[tuple[str, str, str, str | None]] = ()) -> None:
+    """Create the seeded boards that are missing (idempotent; runs at start-up)."""
+    existing = set(session.scalars(select(Board.slug)))
+    rows = [(slug, title, desc, None) for slug, title, desc in DEFAULT_BOARDS] + list(extra)
+    for order, (slug, title, desc, kind) in enumerate(rows):
+        if slug not in existing:
+            session.add(
+                Board(slug=slug, title=title, description=desc, sort_order=order, game_kind=kind)
+            )
+    session.flush()
+
+
+def list_boards(session: Session) -> list[Board]:
+    return list(session.scalars(select(Board).order_by(Board.sort_order, Board.id)))
+
+
+def get_board(session: Session, slug: str) -> Board:
+    board = session.scalar(select(Board).where(Board.slug == slug))
+    if board is None:
+        raise NotFound(f"板「{slug}」はありません。")
+    return board
+
+
+def page_of(total: int, per_page: int, page: int) -> Page:
+    count = max(1, math.ceil(total / per_page))
+    return Page(number=min(max(page, 1), count), count=count)
+
+
+def list_threads(
+    session: Session, board: Board, page: int, per_page: int
+) -> tuple[list[Thread], Page]:
+    """Threads of a board, most recently posted first."""
+    where = Thread.board_id == board.id
+    total = session.scalar(select(func.count()).select_from(Thread).where(where)) or 0
+    current = page_of(total, per_page, page)
+    threads = session.scalars(
+        select(Thread)
+        .where(where)
+        .order_by(Thread.last_post_at.desc(), Thread.id.desc())
+        .offset((current.number - 1) * per_page)
+        .limit(per_page)
+    )
+    return list(threads), current
+
+
+def get_thread(session: Session, thread_id: int) -> Thread:
+    thread = session.get(Thread, thread_id) if 0 < thread_id < 2**31 else None
+    if thread is None:
+        raise NotFound(f"スレッド {thread_id} はありません。")
+    return thread
+
+
+def list_posts(session: Session, thread: Thread, after: int, limit: int) -> list[Post]:
+    return list(
+        session.scalars(
+            select(Post)
+            .where(Post.thread_id == thread.id, Post.number > after)
+            .order_by(Post.number)
+            .limit(limit)
+        )
+    )
+
+
+def _lock_thread(session: Session, thread_id: int) -> Thread:
+    """The thread row, locked until commit: the next レス番 is ours alone."""
+    thread = session.scalar(
+        select(Thread).where(Thread.id == thread_id).with_for_update().execution_options(
+            populate_existing=True
+        )
+    )
+    if thread is None:
+        raise NotFound(f"スレッド {thread_id} はありません。")
+    return thread
+
+
+def add_post(
+    session: Session,
+    thread_id: int,
+    *,
+    author: User | None,
+    author_name: str,
+    body: str,
+    kind: str,
+    secret: str,
+) -> Post:
+    """Append a post with the next number. ``author`` is None for the bot."""
+    body = clean_body(body)
+    thread = _lock_thread(session, thread_id)
+    now = utcnow()
+    number = thread.post_count + 1
+    user_key = f"u{author.id}" if author is not None else "bot"
+    post = Post(
+        thread_id=thread.id,
+        number=number,
+        author_id=author.id if author is not None else None,
+        author_name=author_name,
+        daily_id=daily_id(secret, user_key, now),
+        body=body,
+        kind=kind,
+        created_at=now,
+    )
+    session.add(post)
+    thread.post_count = number
+    thread.last_post_at = now
+    session.flush()
+    return post
+
+
+def create_thread(
+    session: Session, board: Board, author: User, title: str, body: str, secret: str
+) -> tuple[Thread, Post]:
+    title = clean_title(title)
+    clean_body(body)  # validate before anything is written
+    locked_board = session.scalar(
+        select(Board).where(Board.id == board.id).with_for_update()
+    )
+    assert locked_board is not None
+    now = utcnow()
+    thread = Thread(
+        board_id=board.id, title=title, author_id=author.id, created_at=now, last_post_at=now
+    )
+    session.add(thread)
+    locked_board.thread_count += 1
+    session.flush()
+    post = add_post(
+        session, thread.id, author=author, author_name=author.name, body=body, kind="talk",
+        secret=secret,
+    )
+    return thread, post
+
+
+def format_bbs_time(when: datetime) -> str:
+    """``2026/11/22(日) 10:28:09.12`` in Tokyo time, as BBS readers expect."""
+    local = when.astimezone(BBS_TZ)
+    weekday = "月火水木金土日"[local.weekday()]
+    return local.strftime(f"%Y/%m/%d({weekday}) %H:%M:%S.") + f"{local.microsecond // 10000:02d}"

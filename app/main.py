@@ -1,0 +1,139 @@
+"""The ASGI application: pages (app.web), JSON API (app.api), security headers, error pages."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.api.routes import router as api_router
+from app.config import Settings, get_settings
+from app.db import Database
+from app.errors import ServiceError
+from app.web import deps
+from app.web.pages import router as pages_router
+from app.web.templating import make_templates
+
+log = logging.getLogger("bbsgm")
+
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+STATIC_DIR = Path(__file__).parent / "web" / "static"
+
+
+def _wants_json(request: Request) -> bool:
+    return request.url.path.startswith("/api")
+
+
+def create_app(settings: Settings | None = None, database: Database | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if database is None:
+            app.state.database.dispose()
+
+    app = FastAPI(
+        title="bbsgm",
+        summary="掲示板 with a game-master bot — JSON API",
+        version="1",
+        docs_url="/api/docs",
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.database = database or Database(settings.database_url)
+    app.state.secret_key = settings.resolved_secret_key()
+    app.state.templates = make_templates(settings)
+
+    @app.middleware("http")
+    async def security(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        nonce = request.cookies.get(deps.CSRF_COOKIE, "")
+        fresh = not (0 < len(nonce) <= 64)
+        request.state.csrf_nonce = deps.new_csrf_nonce() if fresh else nonce
+        response = await call_next(request)
+        if fresh and not _wants_json(request):
+            response.set_cookie(
+                deps.CSRF_COOKIE, request.state.csrf_nonce, httponly=True, samesite="lax",
+                secure=settings.secure_cookies, path="/",
+            )
+        if request.url.path != "/api/docs":
+            response.headers.setdefault("Content-Security-Policy", CSP)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        response.headers.setdefault("X-Frame-Options", "DENY")
+        return response
+
+    @app.exception_handler(ServiceError)
+    async def service_error(request: Request, exc: ServiceError) -> Response:
+        if _wants_json(request):
+            return JSONResponse({"detail": exc.message}, status_code=exc.status)
+        return error_page(request, exc.status, exc.message)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if _wants_json(request):
+            return JSONResponse(
+                {"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers
+            )
+        message = {404: "ページが見つかりません。", 405: "その操作はできません。"}.get(
+            exc.status_code, str(exc.detail)
+        )
+        return error_page(request, exc.status_code, message)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> Response:
+        if _wants_json(request):
+            errors = [
+                {k: v for k, v in err.items() if k in ("loc", "msg", "type")}
+                for err in exc.errors()
+            ]
+            return JSONResponse({"detail": errors}, status_code=422)
+        return error_page(request, 422, "リクエストの形式が正しくありません。")
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        if _wants_json(request):
+            return JSONResponse({"detail": "internal error"}, status_code=500)
+        return error_page(request, 500, "サーバー内部でエラーが起きました。")
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.include_router(api_router)
+    app.include_router(pages_router)
+    return app
+
+
+def error_page(request: Request, status: int, message: str) -> Response:
+    templates = request.app.state.templates
+    context = {
+        "request": request,
+        "user": None,
+        "csrf_token": deps.csrf_token(request) if hasattr(request.state, "csrf_nonce") else "",
+        "site_name": request.app.state.settings.site_name,
+        "status": status,
+        "message": message,
+    }
+    response: Response = templates.TemplateResponse(
+        request, "error.html", context, status_code=status
+    )
+    return response
+
+
+def app_factory() -> FastAPI:
+    """Entry for ``uvicorn --factory`` (several workers each build their own app)."""
+    return create_app()

@@ -1,0 +1,109 @@
+"""Request-scoped pieces shared by pages and API routes: the DB session, the viewer, CSRF."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from itsdangerous import BadSignature, Signer
+from sqlalchemy.orm import Session
+
+from app import accounts
+from app.config import Settings
+from app.db import Database
+from app.errors import Unauthorized
+from app.models import User
+
+SESSION_COOKIE = "bbsgm_session"
+CSRF_COOKIE = "bbsgm_csrf"
+
+
+def get_database(request: Request) -> Database:
+    db: Database = request.app.state.database
+    return db
+
+
+def get_settings_dep(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_session(db: Annotated[Database, Depends(get_database)]) -> Iterator[Session]:
+    with db.session() as session:
+        yield session
+
+
+SessionDep = Annotated[Session, Depends(get_session)]
+SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
+
+
+def secret_key(request: Request) -> str:
+    key: str = request.app.state.secret_key
+    return key
+
+
+def csrf_signer(request: Request) -> Signer:
+    return Signer(secret_key(request), salt="bbsgm.csrf")
+
+
+def csrf_nonce(request: Request) -> str:
+    """The browser's CSRF nonce (cookie); the middleware makes one for first visits."""
+    nonce: str = request.state.csrf_nonce
+    return nonce
+
+
+def new_csrf_nonce() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def csrf_token(request: Request) -> str:
+    return csrf_signer(request).sign(csrf_nonce(request)).decode()
+
+
+def csrf_ok(request: Request, submitted: str) -> bool:
+    """Double-submit check: the form's signed token must carry this browser's cookie nonce."""
+    if not submitted or len(submitted) > 200 or CSRF_COOKIE not in request.cookies:
+        return False
+    try:
+        nonce = csrf_signer(request).unsign(submitted).decode()
+    except (BadSignature, UnicodeDecodeError):
+        return False
+    return secrets.compare_digest(nonce, request.cookies[CSRF_COOKIE])
+
+
+def cookie_user(request: Request, session: SessionDep) -> User | None:
+    token = request.cookies.get(SESSION_COOKIE, "")
+    return accounts.user_for_token(session, token, "session") if token else None
+
+
+def bearer_user(request: Request, session: SessionDep) -> User | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return accounts.user_for_token(session, token.strip(), "api")
+
+
+def require_bearer_user(request: Request, session: SessionDep) -> User:
+    user = bearer_user(request, session)
+    if user is None:
+        raise Unauthorized("ログインが必要です（Authorization: Bearer <token>）。")
+    return user
+
+
+PageUser = Annotated[User | None, Depends(cookie_user)]
+ApiUser = Annotated[User, Depends(require_bearer_user)]
+OptionalApiUser = Annotated[User | None, Depends(bearer_user)]
+
+
+def template_context(request: Request, user: User | None, **extra: Any) -> dict[str, Any]:
+    settings: Settings = request.app.state.settings
+    return {
+        "request": request,
+        "user": user,
+        "csrf_token": csrf_token(request),
+        "site_name": settings.site_name,
+        **extra,
+    }

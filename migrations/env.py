@@ -1,0 +1,50 @@
+"""Alembic environment. Configured from code (app/migrate.py); uses the app's engine setup so
+SQLite gets the same pragmas as the running service."""
+
+from __future__ import annotations
+
+from alembic import context
+from typing import Any
+
+from sqlalchemy import Engine
+
+from app.models import UTCDateTime
+
+from app.db import make_engine
+from app.models import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def render_item(type_: str, obj: Any, autogen_context: Any) -> str | bool:
+    """Migrations must not import app types: UTCDateTime is stored as a plain DateTime(tz)."""
+    if type_ == "type" and isinstance(obj, UTCDateTime):
+        return "sa.DateTime(timezone=True)"
+    return False
+
+
+def run_migrations() -> None:
+    engine: Engine | None = config.attributes.get("engine")
+    owned = engine is None
+    if engine is None:
+        engine = make_engine(config.attributes["database_url"])
+    try:
+        with engine.connect() as connection:
+            context.configure(
+                connection=connection,
+                target_metadata=target_metadata,
+                render_as_batch=connection.dialect.name == "sqlite",
+                compare_type=True,
+                render_item=render_item,
+            )
+            with context.begin_transaction():
+                context.run_migrations()
+    finally:
+        if owned:
+            engine.dispose()
+
+
+if context.is_offline_mode():
+    raise SystemExit("offline migrations are not supported; run `bbsgm migrate`")
+run_migrations()

@@ -33,8 +33,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings.resolved_secret_key()  # made once here, before several workers could race for it
     print(f"bbsgm: serving on http://{args.host}:{args.port}/ ({settings.database_url})")
     uvicorn.run(
-        "app.main:app_factory", factory=True, host=args.host, port=args.port,
-        workers=args.workers, proxy_headers=True, log_level=args.log_level,
+        "app.main:app_factory",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        proxy_headers=True,
+        log_level=args.log_level,
     )
     return 0
 
@@ -53,19 +58,15 @@ def cmd_makemigration(args: argparse.Namespace) -> int:
 
 
 def cmd_check(_args: argparse.Namespace) -> int:
-    """Replays every game from its log and reports any difference from the stored state."""
+    """Checks the stored data against its invariants and reports every difference."""
+    from app.checks import run_checks
     from app.db import Database
 
     settings = get_settings()
     db = Database(settings.database_url)
     try:
-        try:
-            from app.gm.replay import check_all
-        except ImportError:
-            print("bbsgm check: no games to check")
-            return 0
         with db.session() as session:
-            problems = check_all(session)
+            problems = run_checks(session)
         for line in problems:
             print(line)
         print(f"bbsgm check: {len(problems)} problem(s)")
@@ -84,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--workers", type=int, default=1)
     serve.add_argument("--log-level", default="info")
     serve.add_argument(
-        "--migrate", action="store_true",
+        "--migrate",
+        action="store_true",
         help="apply migrations before serving (always done on SQLite)",
     )
     serve.set_defaults(func=cmd_serve)

@@ -56,7 +56,9 @@ class Settings(BaseSettings):
         key = secrets.token_urlsafe(48)
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            with path.open("x", encoding="utf-8") as fh:  # never overwrite a concurrent writer's key
+            with path.open(
+                "x", encoding="utf-8"
+            ) as fh:  # never overwrite a concurrent writer's key
                 fh.write(key + "\n")
             path.chmod(0o600)
         except FileExistsError:

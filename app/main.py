@@ -68,8 +68,12 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         response = await call_next(request)
         if fresh and not _wants_json(request):
             response.set_cookie(
-                deps.CSRF_COOKIE, request.state.csrf_nonce, httponly=True, samesite="lax",
-                secure=settings.secure_cookies, path="/",
+                deps.CSRF_COOKIE,
+                request.state.csrf_nonce,
+                httponly=True,
+                samesite="lax",
+                secure=settings.secure_cookies,
+                path="/",
             )
         if request.url.path != "/api/docs":
             response.headers.setdefault("Content-Security-Policy", CSP)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
@@ -57,7 +57,10 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
-    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON()}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        datetime: UTCDateTime(),
+        dict[str, Any]: JSON(),
+    }
 
 
 class User(Base):
@@ -85,7 +88,7 @@ class ApiToken(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     expires_at: Mapped[datetime]
 
-    user: Mapped[User] = relationship(lazy="joined")
+    user: Mapped[User] = relationship(lazy="joined", innerjoin=True)
 
 
 class Board(Base):
@@ -114,7 +117,7 @@ class Thread(Base):
     last_post_at: Mapped[datetime] = mapped_column(default=utcnow)
     post_count: Mapped[int] = mapped_column(Integer, default=0)
 
-    board: Mapped[Board] = relationship(lazy="joined")
+    board: Mapped[Board] = relationship(lazy="joined", innerjoin=True)
 
 
 class Post(Base):

@@ -3,15 +3,13 @@ SQLite gets the same pragmas as the running service."""
 
 from __future__ import annotations
 
-from alembic import context
 from typing import Any
 
+from alembic import context
 from sqlalchemy import Engine
 
-from app.models import UTCDateTime
-
 from app.db import make_engine
-from app.models import Base
+from app.models import Base, UTCDateTime
 
 config = context.config
 target_metadata = Base.metadata

@@ -59,7 +59,8 @@ def board_threads(
     board = forum.get_board(session, slug)
     threads, current = forum.list_threads(session, board, page, settings.threads_per_page)
     return schemas.ThreadList(
-        threads=[schemas.ThreadOut.of(t) for t in threads], page=current.number,
+        threads=[schemas.ThreadOut.of(t) for t in threads],
+        page=current.number,
         pages=current.count,
     )
 
@@ -98,7 +99,12 @@ def create_post(
 ) -> schemas.PostResult:
     found = forum.get_thread(session, thread_id)
     post = forum.add_post(
-        session, found.id, author=user, author_name=user.name, body=body.body, kind="talk",
+        session,
+        found.id,
+        author=user,
+        author_name=user.name,
+        body=body.body,
+        kind="talk",
         secret=deps.secret_key(request),
     )
     session.commit()

@@ -33,8 +33,11 @@ class BoardOut(BaseModel):
     @classmethod
     def of(cls, board: Board) -> BoardOut:
         return cls(
-            slug=board.slug, title=board.title, thread_count=board.thread_count,
-            description=board.description, game_kind=board.game_kind,
+            slug=board.slug,
+            title=board.title,
+            thread_count=board.thread_count,
+            description=board.description,
+            game_kind=board.game_kind,
         )
 
 
@@ -50,9 +53,13 @@ class ThreadOut(BaseModel):
     @classmethod
     def of(cls, thread: Thread, game_id: int | None = None) -> ThreadOut:
         return cls(
-            id=thread.id, title=thread.title, board=thread.board.slug,
-            post_count=thread.post_count, created_at=thread.created_at,
-            last_post_at=thread.last_post_at, game_id=game_id,
+            id=thread.id,
+            title=thread.title,
+            board=thread.board.slug,
+            post_count=thread.post_count,
+            created_at=thread.created_at,
+            last_post_at=thread.last_post_at,
+            game_id=game_id,
         )
 
 
@@ -73,8 +80,12 @@ class PostOut(BaseModel):
     @classmethod
     def of(cls, post: Post) -> PostOut:
         return cls(
-            number=post.number, author=post.author_name, body=post.body,
-            created_at=post.created_at, kind=post.kind, daily_id=post.daily_id,
+            number=post.number,
+            author=post.author_name,
+            body=post.body,
+            created_at=post.created_at,
+            kind=post.kind,
+            daily_id=post.daily_id,
         )
 
 

@@ -145,9 +145,10 @@ def list_posts(session: Session, thread: Thread, after: int, limit: int) -> list
 def _lock_thread(session: Session, thread_id: int) -> Thread:
     """The thread row, locked until commit: the next レス番 is ours alone."""
     thread = session.scalar(
-        select(Thread).where(Thread.id == thread_id).with_for_update().execution_options(
-            populate_existing=True
-        )
+        select(Thread)
+        .where(Thread.id == thread_id)
+        .with_for_update(of=Thread)
+        .execution_options(populate_existing=True)
     )
     if thread is None:
         raise NotFound(f"スレッド {thread_id} はありません。")
@@ -192,9 +193,7 @@ def create_thread(
 ) -> tuple[Thread, Post]:
     title = clean_title(title)
     clean_body(body)  # validate before anything is written
-    locked_board = session.scalar(
-        select(Board).where(Board.id == board.id).with_for_update()
-    )
+    locked_board = session.scalar(select(Board).where(Board.id == board.id).with_for_update())
     assert locked_board is not None
     now = utcnow()
     thread = Thread(
@@ -204,7 +203,12 @@ def create_thread(
     locked_board.thread_count += 1
     session.flush()
     post = add_post(
-        session, thread.id, author=author, author_name=author.name, body=body, kind="talk",
+        session,
+        thread.id,
+        author=author,
+        author_name=author.name,
+        body=body,
+        kind="talk",
         secret=secret,
     )
     return thread, post

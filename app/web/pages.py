@@ -25,11 +25,11 @@ CSRF_MESSAGE = (
 
 
 def render(
-    request: Request, name: str, user: User | None, status: int = 200, **context: Any
+    request: Request, name: str, user: User | None, status_code: int = 200, **context: Any
 ) -> Response:
     templates = request.app.state.templates
     response: Response = templates.TemplateResponse(
-        request, name, deps.template_context(request, user, **context), status_code=status
+        request, name, deps.template_context(request, user, **context), status_code=status_code
     )
     return response
 
@@ -43,6 +43,11 @@ def safe_next(target: str) -> str:
     if target.startswith("/") and not target.startswith("//") and "\\" not in target:
         return target
     return "/"
+
+
+@router.get("/favicon.ico")
+def favicon() -> RedirectResponse:
+    return RedirectResponse("/static/favicon.svg", status_code=301)
 
 
 @router.get("/")
@@ -65,8 +70,14 @@ def board_page(
     threads, current = forum.list_threads(session, board, page, settings.threads_per_page)
     session.commit()
     return render(
-        request, "forum/board.html", user, board=board, threads=threads, page=current,
-        form={"title": "", "body": ""}, error=None,
+        request,
+        "forum/board.html",
+        user,
+        board=board,
+        threads=threads,
+        page=current,
+        form={"title": "", "body": ""},
+        error=None,
     )
 
 
@@ -101,8 +112,15 @@ def new_thread(
     threads, current = forum.list_threads(session, board, 1, settings.threads_per_page)
     session.commit()
     return render(
-        request, "forum/board.html", user, status, board=board, threads=threads, page=current,
-        form=form, error=error,
+        request,
+        "forum/board.html",
+        user,
+        status,
+        board=board,
+        threads=threads,
+        page=current,
+        form=form,
+        error=error,
     )
 
 
@@ -154,7 +172,12 @@ def new_post(
     else:
         try:
             post = forum.add_post(
-                session, thread.id, author=user, author_name=user.name, body=body, kind="talk",
+                session,
+                thread.id,
+                author=user,
+                author_name=user.name,
+                body=body,
+                kind="talk",
                 secret=deps.secret_key(request),
             )
             session.commit()
@@ -176,15 +199,21 @@ def new_post(
 
 def _set_session_cookie(response: Response, token: str, secure: bool) -> None:
     response.set_cookie(
-        deps.SESSION_COOKIE, token, max_age=int(accounts.SESSION_LIFETIME.total_seconds()),
-        httponly=True, samesite="lax", secure=secure, path="/",
+        deps.SESSION_COOKIE,
+        token,
+        max_age=int(accounts.SESSION_LIFETIME.total_seconds()),
+        httponly=True,
+        samesite="lax",
+        secure=secure,
+        path="/",
     )
 
 
 @router.get("/register")
 def register_form(request: Request, user: PageUser, next: str = "/") -> Response:
-    return render(request, "auth/register.html", user, form={"name": ""}, error=None,
-                  next=safe_next(next))
+    return render(
+        request, "auth/register.html", user, form={"name": ""}, error=None, next=safe_next(next)
+    )
 
 
 @router.post("/register")
@@ -199,16 +228,30 @@ def register(
     next: FormText = "/",
 ) -> Response:
     if not deps.csrf_ok(request, csrf_token):
-        return render(request, "auth/register.html", user, 403, form={"name": name},
-                      error=CSRF_MESSAGE, next=safe_next(next))
+        return render(
+            request,
+            "auth/register.html",
+            user,
+            403,
+            form={"name": name},
+            error=CSRF_MESSAGE,
+            next=safe_next(next),
+        )
     try:
         new_user = accounts.register(session, name, password)
         token = accounts.issue_token(session, new_user, "session")
         session.commit()
     except ServiceError as exc:
         session.rollback()
-        return render(request, "auth/register.html", user, exc.status, form={"name": name},
-                      error=exc.message, next=safe_next(next))
+        return render(
+            request,
+            "auth/register.html",
+            user,
+            exc.status,
+            form={"name": name},
+            error=exc.message,
+            next=safe_next(next),
+        )
     response = redirect(safe_next(next))
     _set_session_cookie(response, token, settings.secure_cookies)
     return response
@@ -216,8 +259,9 @@ def register(
 
 @router.get("/login")
 def login_form(request: Request, user: PageUser, next: str = "/") -> Response:
-    return render(request, "auth/login.html", user, form={"name": ""}, error=None,
-                  next=safe_next(next))
+    return render(
+        request, "auth/login.html", user, form={"name": ""}, error=None, next=safe_next(next)
+    )
 
 
 @router.post("/login")
@@ -232,16 +276,30 @@ def login(
     next: FormText = "/",
 ) -> Response:
     if not deps.csrf_ok(request, csrf_token):
-        return render(request, "auth/login.html", user, 403, form={"name": name},
-                      error=CSRF_MESSAGE, next=safe_next(next))
+        return render(
+            request,
+            "auth/login.html",
+            user,
+            403,
+            form={"name": name},
+            error=CSRF_MESSAGE,
+            next=safe_next(next),
+        )
     try:
         found = accounts.authenticate(session, name, password)
         token = accounts.issue_token(session, found, "session")
         session.commit()
     except ServiceError as exc:
         session.rollback()
-        return render(request, "auth/login.html", user, exc.status, form={"name": name},
-                      error=exc.message, next=safe_next(next))
+        return render(
+            request,
+            "auth/login.html",
+            user,
+            exc.status,
+            form={"name": name},
+            error=exc.message,
+            next=safe_next(next),
+        )
     response = redirect(safe_next(next))
     _set_session_cookie(response, token, settings.secure_cookies)
     return response

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-
 revision: str = "0001_forum"
 down_revision: str | None = None
 branch_labels: str | Sequence[str] | None = None

@@ -1,0 +1,65 @@
+"""Accounts: names, argon2 passwords, tokens (service tier)."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy.orm import Session
+
+from app import accounts
+from app.errors import Conflict, Invalid, Unauthorized
+from app.models import User
+from tests.conftest import unique_name
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("", "入力"),
+        ("a b", "空白"),
+        ("x" * 33, "32文字"),
+        ("★GM", "予約"),
+        ("gm", "予約"),
+        ("a<b", "<"),
+        ("a\x07", "制御文字"),
+    ],
+)
+def test_name_rules(raw: str, reason: str) -> None:
+    with pytest.raises(Invalid, match=reason):
+        accounts.validate_name(raw)
+
+
+def test_name_is_nfkc_normalised() -> None:
+    assert accounts.validate_name(" ＡＢＣ１ ") == "ABC1"
+
+
+def test_password_is_hashed_with_argon2(session: Session) -> None:
+    user = accounts.register(session, unique_name(), "password123")
+    assert user.password_hash.startswith("$argon2")
+    assert "password123" not in user.password_hash
+
+
+def test_short_password_refused(session: Session) -> None:
+    with pytest.raises(Invalid, match="8文字以上"):
+        accounts.register(session, unique_name(), "short")
+
+
+def test_taken_name_is_a_conflict(session: Session, user: User) -> None:
+    with pytest.raises(Conflict):
+        accounts.register(session, user.name, "password123")
+
+
+def test_authenticate_right_and_wrong_password(session: Session, user: User) -> None:
+    assert accounts.authenticate(session, user.name, "password123").id == user.id
+    with pytest.raises(Unauthorized):
+        accounts.authenticate(session, user.name, "wrong-password")
+    with pytest.raises(Unauthorized):
+        accounts.authenticate(session, unique_name(), "password123")
+
+
+def test_tokens_are_stored_hashed_and_kind_bound(session: Session, user: User) -> None:
+    token = accounts.issue_token(session, user, "api")
+    found = accounts.user_for_token(session, token, "api")
+    assert found is not None and found.id == user.id
+    assert accounts.user_for_token(session, token, "session") is None
+    accounts.revoke_token(session, token)
+    assert accounts.user_for_token(session, token, "api") is None

@@ -1,0 +1,88 @@
+"""In Chromium (Debian's, driven by Playwright): register, log in, open a thread, post, see the
+post with its レス番, and follow a working >>1 link with its hover preview."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from tests.conftest import LiveServer, unique_name
+
+CHROMIUM = "/usr/bin/chromium"
+
+pytestmark = pytest.mark.browser
+
+if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
+    pytest.skip("Debian's chromium is not installed (.ci/test installs it)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run", "--disable-quic"],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Browser, live_server: LiveServer) -> Iterator[Page]:
+    context = browser.new_context(base_url=live_server.url, locale="ja-JP")
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    yield page
+    context.close()
+    assert errors == [], f"JavaScript or CSP errors in the page: {errors}"
+
+
+def test_register_login_post_and_follow_anchor(page: Page, live_server: LiveServer) -> None:
+    name = unique_name("b")
+    page.goto("/register")
+    page.fill("input[name=name]", name)
+    page.fill("input[name=password]", "password123")
+    page.click("button[type=submit]")
+    expect(page.locator(".whoami")).to_have_text(f"{name} さん")
+
+    page.click("text=ログアウト")
+    page.click("text=ログイン")
+    page.fill("input[name=name]", name)
+    page.fill("input[name=password]", "password123")
+    page.click("form.auth-form button[type=submit]")
+    expect(page.locator(".whoami")).to_have_text(f"{name} さん")
+
+    page.goto("/boards/chat")
+    page.fill("input[name=title]", "ブラウザから")
+    page.fill("#new-thread textarea[name=body]", "最初の書き込み")
+    page.click("#new-thread button[type=submit]")
+    expect(page.locator("h1.thread-title")).to_contain_text("ブラウザから")
+
+    page.fill("textarea[name=body]", ">>1 返信です")
+    page.click("#reply button[type=submit]")
+    second = page.locator("article.post[id='2']")
+    expect(second.locator(".post-number")).to_have_text("2")
+    expect(second.locator(".post-name")).to_have_text(name)
+    expect(second.locator(".post-body")).to_contain_text("返信です")
+
+    anchor = second.locator("a.anchor")
+    anchor.hover()
+    expect(page.locator(".anchor-preview")).to_contain_text("最初の書き込み")
+    anchor.click()
+    assert page.url.endswith("#1")
+    expect(page.locator("article.post:target .post-number")).to_have_text("1")
+
+
+def test_phone_width_has_no_horizontal_scroll(page: Page) -> None:
+    page.set_viewport_size({"width": 375, "height": 700})
+    page.goto("/")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 375

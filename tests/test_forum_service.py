@@ -1,0 +1,151 @@
+"""Forum services: validation, numbering, ordering, pagination (service tier)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.errors import Invalid, NotFound
+from app.forum import service as forum
+from app.models import Post, Thread, User
+
+SECRET = "s"
+
+
+def test_seeded_boards_lobby_and_chat(session: Session) -> None:
+    slugs = [b.slug for b in forum.list_boards(session)]
+    assert slugs[:2] == ["lobby", "chat"]
+    assert forum.get_board(session, "lobby").title == "ロビー"
+    assert forum.get_board(session, "chat").title == "雑談"
+
+
+def test_ensure_boards_is_idempotent(session: Session) -> None:
+    before = len(forum.list_boards(session))
+    forum.ensure_boards(session)
+    assert len(forum.list_boards(session)) == before
+
+
+def test_thread_starts_with_post_1(session: Session, user: User) -> None:
+    board = forum.get_board(session, "lobby")
+    thread, post = forum.create_thread(session, board, user, "題", "本文", SECRET)
+    assert post.number == 1 and thread.post_count == 1
+    assert post.author_name == user.name and post.kind == "talk"
+
+
+def test_post_numbers_are_consecutive(session: Session, user: User) -> None:
+    board = forum.get_board(session, "lobby")
+    thread, _ = forum.create_thread(session, board, user, "題", "本文", SECRET)
+    numbers = [
+        forum.add_post(
+            session,
+            thread.id,
+            author=user,
+            author_name=user.name,
+            body=f"{i}",
+            kind="talk",
+            secret=SECRET,
+        ).number
+        for i in range(5)
+    ]
+    assert numbers == [2, 3, 4, 5, 6]
+    assert [p.number for p in forum.list_posts(session, thread, 3, 2)] == [4, 5]
+
+
+@pytest.mark.parametrize(
+    ("title", "body", "message"),
+    [
+        ("", "本文", "タイトルが空"),
+        ("   ", "本文", "タイトルが空"),
+        ("t" * 101, "本文", "100文字"),
+        ("題", "", "本文が空"),
+        ("題", " \n\t", "本文が空"),
+        ("題", "x" * 10_001, "10000文字"),
+    ],
+)
+def test_bad_thread_input_stores_nothing(
+    session: Session, user: User, title: str, body: str, message: str
+) -> None:
+    board = forum.get_board(session, "chat")
+    count = session.scalar(select(func.count()).select_from(Thread))
+    with pytest.raises(Invalid, match=message):
+        forum.create_thread(session, board, user, title, body, SECRET)
+    assert session.scalar(select(func.count()).select_from(Thread)) == count
+
+
+def test_body_of_exactly_10000_chars_is_accepted(session: Session, user: User) -> None:
+    board = forum.get_board(session, "chat")
+    _, post = forum.create_thread(session, board, user, "t" * 100, "x" * 10_000, SECRET)
+    assert len(post.body) == 10_000
+
+
+def test_unknown_board_and_thread_are_not_found(session: Session) -> None:
+    with pytest.raises(NotFound):
+        forum.get_board(session, "no-such-board")
+    with pytest.raises(NotFound):
+        forum.get_thread(session, 2**40)
+
+
+def test_empty_post_refused_and_count_unchanged(session: Session, user: User) -> None:
+    board = forum.get_board(session, "chat")
+    thread, _ = forum.create_thread(session, board, user, "題", "本文", SECRET)
+    with pytest.raises(Invalid):
+        forum.add_post(
+            session,
+            thread.id,
+            author=user,
+            author_name=user.name,
+            body="\n",
+            kind="talk",
+            secret=SECRET,
+        )
+    assert thread.post_count == 1
+    assert (
+        session.scalar(select(func.count()).select_from(Post).where(Post.thread_id == thread.id))
+        == 1
+    )
+
+
+def test_threads_ordered_by_last_post(session: Session, user: User) -> None:
+    board = forum.get_board(session, "lobby")
+    older, _ = forum.create_thread(session, board, user, "古い", "本文", SECRET)
+    newer, _ = forum.create_thread(session, board, user, "新しい", "本文", SECRET)
+    forum.add_post(
+        session,
+        older.id,
+        author=user,
+        author_name=user.name,
+        body="age",
+        kind="talk",
+        secret=SECRET,
+    )
+    threads, _page = forum.list_threads(session, board, 1, 500)
+    ids = [t.id for t in threads]
+    assert ids.index(older.id) < ids.index(newer.id)
+
+
+def test_thread_list_paginates(session: Session, user: User) -> None:
+    board = forum.get_board(session, "chat")
+    for i in range(5):
+        forum.create_thread(session, board, user, f"t{i}", "本文", SECRET)
+    first, page = forum.list_threads(session, board, 1, 2)
+    second, _ = forum.list_threads(session, board, 2, 2)
+    assert len(first) == 2 and page.count >= 3 and page.has_next
+    assert not {t.id for t in first} & {t.id for t in second}
+
+
+def test_daily_id_is_stable_for_a_day_and_changes_next_day() -> None:
+    morning = datetime(2026, 11, 22, 0, 0, tzinfo=UTC)  # 09:00 in Tokyo
+    evening = morning + timedelta(hours=14)  # 23:00 in Tokyo, same day
+    tomorrow = morning + timedelta(hours=16)  # 01:00 next day in Tokyo
+    assert forum.daily_id("k", "u1", morning) == forum.daily_id("k", "u1", evening)
+    assert forum.daily_id("k", "u1", morning) != forum.daily_id("k", "u1", tomorrow)
+    assert forum.daily_id("k", "u1", morning) != forum.daily_id("k", "u2", morning)
+    assert len(forum.daily_id("k", "u1", morning)) == 8
+
+
+def test_bbs_time_is_tokyo_with_weekday() -> None:
+    when = datetime(2026, 11, 22, 1, 28, 9, 120000, tzinfo=UTC)
+    assert forum.format_bbs_time(when) == "2026/11/22(日) 10:28:09.12"

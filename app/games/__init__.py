@@ -1,0 +1,35 @@
+"""The game registry (compare python-chess's `find_variant`).
+
+from app.games import find_game
+game = find_game("えいつく")      # kind, Japanese title or any alias; NFKC, case-insensitive
+state = game.setup(["A", "B"], {}, Rng(seed, 0))
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from app.games.base import Game
+from app.games.eitsuku import game as eitsuku
+
+__all__ = ["GAMES", "Game", "all_games", "find_game"]
+
+GAMES: dict[str, Game] = {game.kind: game for game in (eitsuku,)}
+
+
+def _key(name: str) -> str:
+    return unicodedata.normalize("NFKC", name).strip().casefold()
+
+
+def find_game(name: str) -> Game | None:
+    """The game whose kind, title or alias is `name` (NFKC-normalised, case-insensitive)."""
+    wanted = _key(name)
+    for game in GAMES.values():
+        names = (game.kind, game.title_ja, game.title_en, *game.aliases)
+        if any(_key(candidate) == wanted for candidate in names):
+            return game
+    return None
+
+
+def all_games() -> list[Game]:
+    return list(GAMES.values())

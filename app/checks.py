@@ -32,4 +32,6 @@ def check_post_numbers(session: Session) -> list[str]:
 
 
 def run_checks(session: Session) -> list[str]:
-    return check_post_numbers(session)
+    from app.gm.replay import check_games
+
+    return check_post_numbers(session) + check_games(session)

@@ -12,13 +12,13 @@ from app.config import Settings, get_settings
 def _prepare_database(settings: Settings) -> None:
     from app import migrate
     from app.db import Database
-    from app.forum import service as forum
+    from app.gm.service import ensure_game_boards
 
     migrate.upgrade(settings)
     db = Database(settings.database_url)
     try:
         with db.session() as session:
-            forum.ensure_boards(session)
+            ensure_game_boards(session)
             session.commit()
     finally:
         db.dispose()

@@ -13,11 +13,13 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.api.games import router as games_api_router
 from app.api.routes import router as api_router
 from app.config import Settings, get_settings
 from app.db import Database
 from app.errors import ServiceError
 from app.web import deps
+from app.web.game_pages import router as game_pages_router
 from app.web.pages import router as pages_router
 from app.web.templating import make_templates
 
@@ -118,7 +120,9 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(api_router)
+    app.include_router(games_api_router)
     app.include_router(pages_router)
+    app.include_router(game_pages_router)
     return app
 
 

@@ -135,3 +135,76 @@ class Post(Base):
     body: Mapped[str] = mapped_column(Text)
     kind: Mapped[str] = mapped_column(String(16), default="talk")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # For the bot's replies: the post answered, and whether its commands were applied.
+    reply_to: Mapped[int | None] = mapped_column(Integer, default=None)
+    reply_ok: Mapped[bool | None] = mapped_column(Boolean, default=None)
+    reply_error: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+
+
+class Game(Base):
+    """A game hosted in a thread. ``state`` caches fold(apply, setup(seed), moves)."""
+
+    __tablename__ = "games"
+    __table_args__ = (Index("ix_games_status_kind", "status", "kind"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    title: Mapped[str] = mapped_column(String(100))
+    status: Mapped[str] = mapped_column(String(16), default="recruiting")
+    thread_id: Mapped[int] = mapped_column(
+        ForeignKey("threads.id", ondelete="CASCADE"), unique=True
+    )
+    gm_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    seed: Mapped[str] = mapped_column(String(64))
+    options: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    state: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    paused: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(default=None)
+
+    thread: Mapped[Thread] = relationship(lazy="joined", innerjoin=True)
+    gm: Mapped[User | None] = relationship(lazy="joined")
+    players: Mapped[list[GamePlayer]] = relationship(
+        order_by="GamePlayer.seat", lazy="selectin", cascade="all, delete-orphan"
+    )
+
+
+class GamePlayer(Base):
+    """A seat. Seats are 0-based in join order; LEAVE while recruiting closes the gap."""
+
+    __tablename__ = "game_players"
+    __table_args__ = (
+        UniqueConstraint("game_id", "seat", name="uq_game_players_game_seat"),
+        UniqueConstraint("game_id", "user_id", name="uq_game_players_game_user"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    seat: Mapped[int] = mapped_column(Integer)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    name: Mapped[str] = mapped_column(String(32))
+    joined_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Move(Base):
+    """One applied game command, in order. Replaying them from setup rebuilds the state."""
+
+    __tablename__ = "moves"
+    __table_args__ = (UniqueConstraint("game_id", "seq", name="uq_moves_game_seq"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    post_id: Mapped[int | None] = mapped_column(
+        ForeignKey("posts.id", ondelete="SET NULL"), default=None
+    )
+    post_number: Mapped[int | None] = mapped_column(Integer, default=None)
+    actor_seat: Mapped[int | None] = mapped_column(Integer, default=None)  # None: the GM
+    actor_name: Mapped[str] = mapped_column(String(32))
+    command: Mapped[str] = mapped_column(Text)
+    parsed: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    undone: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

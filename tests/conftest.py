@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from app import accounts, migrate
 from app.config import Settings
 from app.db import Database
-from app.forum import service as forum
+from app.gm.service import ensure_game_boards
 from app.main import create_app
 from app.models import User
 
@@ -70,7 +70,7 @@ def database(settings: Settings) -> Iterator[Database]:
     db = Database(settings.database_url)
     migrate.upgrade(settings, db.engine)
     with db.session() as session:
-        forum.ensure_boards(session)
+        ensure_game_boards(session)
         session.commit()
     yield db
     db.dispose()

@@ -17,7 +17,7 @@ CHROMIUM = "/usr/bin/chromium"
 pytestmark = pytest.mark.browser
 
 if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
-    pytest.skip("Debian's chromium is not installed (.ci/test installs it)", allow_module_level=True)
+    pytest.skip("Debian's chromium is missing (.ci/test installs it)", allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
@@ -86,3 +86,61 @@ def test_phone_width_has_no_horizontal_scroll(page: Page) -> None:
     page.goto("/")
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 375
+
+
+def register_in(page: Page, name: str) -> None:
+    page.goto("/register")
+    page.fill("input[name=name]", name)
+    page.fill("input[name=password]", "password123")
+    page.click("form.auth-form button[type=submit]")
+    expect(page.locator(".whoami")).to_have_text(f"{name} さん")
+
+
+def test_play_a_week_of_eitsuku_through_the_pages(
+    browser: Browser, live_server: LiveServer
+) -> None:
+    contexts = [browser.new_context(base_url=live_server.url, locale="ja-JP") for _ in range(3)]
+    try:
+        master, aki, beni = (c.new_page() for c in contexts)
+        names = [unique_name("g"), unique_name("a"), unique_name("b")]
+        for page, name in zip((master, aki, beni), names, strict=True):
+            register_in(page, name)
+
+        master.goto("/games/new")
+        master.select_option("select[name=kind]", "eitsuku")
+        master.fill("input[name=title]", "ブラウザ卓")
+        master.click("form.auth-form button[type=submit]")
+        expect(master.locator(".game-panel h2")).to_contain_text("ブラウザ卓")
+        game_url = master.url
+
+        for player in (aki, beni):
+            player.goto(game_url)
+            player.click("button.fill-command[data-line='JOIN']")
+            expect(player.locator("#reply textarea")).to_have_value("JOIN")
+            player.click("#reply button[type=submit]")
+            expect(player.locator(".game-meta")).to_contain_text(player_name(player, names))
+
+        master.reload()
+        master.click("button.fill-command[data-line='START']")
+        master.click("#reply button[type=submit]")
+        expect(master.locator(".game-status")).to_contain_text("進行中")
+
+        for player in (aki, beni):
+            player.reload()
+            choose = player.locator("button.fill-command[data-line^='CHOOSE']")
+            if choose.count():
+                choose.first.click()
+            player.click("button.fill-command[data-line='END']")
+            player.click("#reply button[type=submit]")
+            expect(player.locator("#thread-latest .post-gm").last).to_contain_text("✔")
+
+        master.reload()
+        expect(master.locator("#thread-latest .post-gm").last).to_contain_text("第2週")
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def player_name(page: Page, names: list[str]) -> str:
+    text = page.locator(".whoami").inner_text()
+    return next(name for name in names if text.startswith(name))

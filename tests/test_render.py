@@ -16,7 +16,7 @@ def test_body_is_escaped_plain_text() -> None:
 
 
 def test_line_breaks_become_br() -> None:
-    assert render_body("一行目\n二行目", href) == "一行目<br>\n二行目"
+    assert render_body("一行目\n二行目", href) == "一行目<br>二行目"
 
 
 def test_anchor_links_to_post_number() -> None:

@@ -9,7 +9,9 @@ from fastapi import APIRouter, Query, Request, Response
 
 from app import accounts
 from app.api import schemas
+from app.api.games import post_result
 from app.forum import service as forum
+from app.gm import service as gm
 from app.web import deps
 from app.web.deps import ApiUser, SessionDep, SettingsDep
 
@@ -58,8 +60,9 @@ def board_threads(
 ) -> schemas.ThreadList:
     board = forum.get_board(session, slug)
     threads, current = forum.list_threads(session, board, page, settings.threads_per_page)
+    games = gm.game_ids_for_threads(session, [t.id for t in threads])
     return schemas.ThreadList(
-        threads=[schemas.ThreadOut.of(t) for t in threads],
+        threads=[schemas.ThreadOut.of(t, games.get(t.id)) for t in threads],
         page=current.number,
         pages=current.count,
     )
@@ -88,8 +91,10 @@ def thread(
 ) -> schemas.ThreadWithPosts:
     found = forum.get_thread(session, thread_id)
     posts = forum.list_posts(session, found, after, limit)
+    games = gm.game_ids_for_threads(session, [found.id])
     return schemas.ThreadWithPosts(
-        thread=schemas.ThreadOut.of(found), posts=[schemas.PostOut.of(p) for p in posts]
+        thread=schemas.ThreadOut.of(found, games.get(found.id)),
+        posts=[schemas.PostOut.of(p) for p in posts],
     )
 
 
@@ -97,15 +102,6 @@ def thread(
 def create_post(
     thread_id: int, body: schemas.NewPost, request: Request, session: SessionDep, user: ApiUser
 ) -> schemas.PostResult:
-    found = forum.get_thread(session, thread_id)
-    post = forum.add_post(
-        session,
-        found.id,
-        author=user,
-        author_name=user.name,
-        body=body.body,
-        kind="talk",
-        secret=deps.secret_key(request),
-    )
+    post, replies = gm.submit_post(session, thread_id, user, body.body, deps.secret_key(request))
     session.commit()
-    return schemas.PostResult(post=schemas.PostOut.of(post), replies=[])
+    return post_result(post, replies)

@@ -48,4 +48,4 @@ def render_body(body: str, anchor_href: AnchorHref) -> Markup:
                 )
         pos = match.end()
     out.append(str(escape(body[pos:])))
-    return Markup("".join(out).replace("\n", "<br>\n"))
+    return Markup("".join(out).replace("\n", "<br>"))

@@ -11,6 +11,7 @@ from app import accounts
 from app.errors import ServiceError
 from app.forum import service as forum
 from app.forum.render import render_body
+from app.gm import service as gm
 from app.models import Thread, User
 from app.web import deps
 from app.web.deps import PageUser, SessionDep, SettingsDep
@@ -138,6 +139,16 @@ def _thread_context(
     return {"thread": thread, "posts": rendered, "page": current}
 
 
+def _with_game(
+    session: SessionDep, thread: Thread, user: User | None, context: dict[str, Any]
+) -> dict[str, Any]:
+    from app.web.game_pages import game_panel
+
+    game = gm.game_for_thread(session, thread.id)
+    context["panel"] = game_panel(session, game, user) if game is not None else None
+    return context
+
+
 @router.get("/threads/{thread_id}")
 def thread_page(
     request: Request,
@@ -148,7 +159,9 @@ def thread_page(
     page: PageNumber = 1,
 ) -> Response:
     thread = forum.get_thread(session, thread_id)
-    context = _thread_context(session, thread, page, settings.posts_per_page)
+    context = _with_game(
+        session, thread, user, _thread_context(session, thread, page, settings.posts_per_page)
+    )
     session.commit()
     return render(request, "forum/thread.html", user, form={"body": ""}, error=None, **context)
 
@@ -162,6 +175,7 @@ def new_post(
     user: PageUser,
     body: FormText = "",
     csrf_token: FormText = "",
+    return_to: FormText = "",
 ) -> Response:
     thread = forum.get_thread(session, thread_id)
     status, error = 200, None
@@ -171,23 +185,21 @@ def new_post(
         status, error = 403, CSRF_MESSAGE
     else:
         try:
-            post = forum.add_post(
-                session,
-                thread.id,
-                author=user,
-                author_name=user.name,
-                body=body,
-                kind="talk",
-                secret=deps.secret_key(request),
+            post, _replies = gm.submit_post(
+                session, thread.id, user, body, deps.secret_key(request)
             )
             session.commit()
             last_page = (post.number - 1) // settings.posts_per_page + 1
+            if return_to.startswith("/games/"):
+                return redirect(f"{safe_next(return_to)}#thread-latest")
             return redirect(f"/threads/{thread.id}?page={last_page}#{post.number}")
         except ServiceError as exc:
             session.rollback()
             status, error = exc.status, exc.message
     thread = forum.get_thread(session, thread_id)
-    context = _thread_context(session, thread, 1_000_000, settings.posts_per_page)
+    context = _with_game(
+        session, thread, user, _thread_context(session, thread, 1_000_000, settings.posts_per_page)
+    )
     session.commit()
     return render(
         request, "forum/thread.html", user, status, form={"body": body}, error=error, **context

@@ -65,3 +65,17 @@
   document.addEventListener("mouseout", onLeave);
   document.addEventListener("focusout", onLeave);
 })();
+
+// Legal command buttons: add the line to the post form's textarea.
+(function () {
+  "use strict";
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button.fill-command");
+    if (!button) return;
+    var area = document.querySelector("#reply textarea[name=body]");
+    if (!area) return;
+    var line = button.getAttribute("data-line");
+    area.value = area.value && !/\n$/.test(area.value) ? area.value + "\n" + line : area.value + line;
+    area.focus();
+  });
+})();

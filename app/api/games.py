@@ -1,0 +1,238 @@
+"""JSON routes for games (../shared/API.md, "Games")."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, Field
+
+from app.api.schemas import PostOut, PostResult, ReplyOut
+from app.errors import Invalid
+from app.games import all_games
+from app.gm import replay
+from app.gm import service as gm
+from app.models import Game, Post
+from app.web import deps
+from app.web.deps import ApiUser, OptionalApiUser, SessionDep, SettingsDep
+
+router = APIRouter(prefix="/api/games")
+
+
+class KindOut(BaseModel):
+    kind: str
+    title: str
+    title_en: str
+    min_players: int
+    max_players: int
+
+
+class NewGame(BaseModel):
+    kind: str = Field(max_length=64)
+    title: str = Field(max_length=10_000)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class CreatedGame(BaseModel):
+    id: int
+    kind: str
+    status: str
+    thread_id: int
+
+
+class PlayerOut(BaseModel):
+    seat: int
+    name: str
+
+
+class GameOut(BaseModel):
+    id: int
+    kind: str
+    title: str
+    status: str
+    paused: bool
+    thread_id: int
+    gm: str | None
+    players: list[PlayerOut]
+    version: int
+    view: dict[str, Any]
+    result: dict[str, Any] | None
+    created_at: Any
+    finished_at: Any
+
+    @classmethod
+    def of(cls, game: Game) -> GameOut:
+        return cls(
+            id=game.id,
+            kind=game.kind,
+            title=game.title,
+            status=game.status,
+            paused=game.paused,
+            thread_id=game.thread_id,
+            gm=game.gm.name if game.gm is not None else None,
+            players=[PlayerOut(seat=p.seat + 1, name=p.name) for p in game.players],
+            version=game.version,
+            view=gm.public_view(game),
+            result=game.result,
+            created_at=game.created_at,
+            finished_at=game.finished_at,
+        )
+
+
+class GameList(BaseModel):
+    games: list[GameOut]
+    page: int
+    pages: int
+
+
+class LegalOut(BaseModel):
+    commands: list[str]
+
+
+class MoveOut(BaseModel):
+    seq: int
+    post_number: int | None
+    actor: str
+    command: str
+    undone: bool
+
+
+class ReplayOut(BaseModel):
+    at: int
+    moves: int
+    view: dict[str, Any]
+
+
+def reply_out(post: Post) -> ReplyOut:
+    return ReplyOut(**PostOut.of(post).model_dump(), ok=bool(post.reply_ok), error=post.reply_error)
+
+
+@router.get("/kinds", response_model=list[KindOut])
+def kinds() -> list[KindOut]:
+    return [
+        KindOut(
+            kind=g.kind,
+            title=g.title_ja,
+            title_en=g.title_en,
+            min_players=g.min_players,
+            max_players=g.max_players,
+        )
+        for g in all_games()
+    ]
+
+
+@router.post("", status_code=201, response_model=CreatedGame)
+def create(body: NewGame, request: Request, session: SessionDep, user: ApiUser) -> CreatedGame:
+    game = gm.create_game(
+        session, user, body.kind, body.title, body.options, deps.secret_key(request)
+    )
+    session.commit()
+    return CreatedGame(id=game.id, kind=game.kind, status=game.status, thread_id=game.thread_id)
+
+
+@router.get("", response_model=GameList)
+def archive(
+    session: SessionDep,
+    settings: SettingsDep,
+    status: Annotated[str | None, Query(max_length=32)] = None,
+    kind: Annotated[str | None, Query(max_length=64)] = None,
+    player: Annotated[str | None, Query(max_length=64)] = None,
+    q: Annotated[str | None, Query(max_length=200)] = None,
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+) -> GameList:
+    games, current = gm.list_games(
+        session,
+        status=status,
+        kind=kind,
+        player=player,
+        q=q,
+        page=page,
+        per_page=settings.threads_per_page,
+    )
+    return GameList(games=[GameOut.of(g) for g in games], page=current.number, pages=current.count)
+
+
+@router.get("/{game_id}", response_model=GameOut)
+def game(game_id: int, session: SessionDep) -> GameOut:
+    return GameOut.of(gm.get_game(session, game_id))
+
+
+@router.get("/{game_id}/view")
+def view(game_id: int, session: SessionDep, user: OptionalApiUser) -> dict[str, Any]:
+    return gm.private_view(gm.get_game(session, game_id), user)
+
+
+@router.get("/{game_id}/legal", response_model=LegalOut)
+def legal(game_id: int, session: SessionDep, user: OptionalApiUser) -> LegalOut:
+    return LegalOut(commands=gm.legal_lines(gm.get_game(session, game_id), user))
+
+
+@router.get("/{game_id}/moves", response_model=list[MoveOut])
+def moves(game_id: int, session: SessionDep) -> list[MoveOut]:
+    found = gm.get_game(session, game_id)
+    return [
+        MoveOut(
+            seq=m.seq,
+            post_number=m.post_number,
+            actor=m.actor_name if m.actor_seat is not None else "GM",
+            command=m.command,
+            undone=m.undone,
+        )
+        for m in gm.moves_of(session, found)
+    ]
+
+
+@router.get("/{game_id}/replay", response_model=ReplayOut)
+def replay_at(
+    game_id: int, session: SessionDep, at: Annotated[int, Query(ge=0, le=1_000_000)] = 0
+) -> ReplayOut:
+    found = gm.get_game(session, game_id)
+    impl = gm.game_impl(found.kind)
+    applied = len(replay.applied_moves(session, found))
+    if found.started_at is None:
+        raise Invalid("このゲームはまだ始まっていません。", field="at")
+    if at > applied:
+        raise Invalid(f"at は 0〜{applied} です（適用された手は{applied}手）。", field="at")
+    state = replay.replay(session, found, upto=at)
+    assert state is not None
+    # After the end everything is revealed (the epilogue); before it, only the public view.
+    view = impl.view(state, "gm") if found.status == "finished" else impl.view(state, None)
+    return ReplayOut(at=at, moves=applied, view=view)
+
+
+@router.get("/{game_id}/export")
+def export(game_id: int, session: SessionDep) -> dict[str, Any]:
+    found = gm.get_game(session, game_id)
+    over = found.status in ("finished", "aborted")
+    return {
+        "format": "bbsgm-game",
+        "version": 1,
+        "id": found.id,
+        "kind": found.kind,
+        "title": found.title,
+        "status": found.status,
+        "gm": found.gm.name if found.gm is not None else None,
+        "options": found.options,
+        "players": [{"seat": p.seat + 1, "name": p.name} for p in found.players],
+        "seed": found.seed if over else None,
+        "moves": [
+            {
+                "seq": m.seq,
+                "post_number": m.post_number,
+                "actor": m.actor_name if m.actor_seat is not None else "GM",
+                "seat": None if m.actor_seat is None else m.actor_seat + 1,
+                "command": m.command,
+                "undone": m.undone,
+                "created_at": m.created_at.isoformat(),
+            }
+            for m in gm.moves_of(session, found)
+        ],
+        "result": found.result,
+        "created_at": found.created_at.isoformat(),
+        "started_at": found.started_at.isoformat() if found.started_at else None,
+        "finished_at": found.finished_at.isoformat() if found.finished_at else None,
+    }
+
+
+def post_result(post: Post, replies: list[Post]) -> PostResult:
+    return PostResult(post=PostOut.of(post), replies=[reply_out(r) for r in replies])

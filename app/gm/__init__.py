@@ -1,0 +1,1 @@
+"""The game master: post → commands → apply → reply. The only place that joins forum and games."""

@@ -1,0 +1,26 @@
+"""Plain-text rendering of the bot's replies (templates/games/<kind>/summary.txt.j2)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from app.config import get_settings
+from app.games.base import Game as GameImpl
+
+
+@lru_cache
+def text_environment() -> Environment:
+    """Text, not HTML: no autoescape here; the page escapes the post body when it shows it."""
+    return Environment(
+        loader=FileSystemLoader(str(get_settings().templates_dir)),
+        autoescape=False,
+        undefined=StrictUndefined,
+    )
+
+
+def render_board_summary(impl: GameImpl, view: dict[str, Any]) -> str:
+    template = text_environment().get_template(f"games/{impl.kind}/summary.txt.j2")
+    return template.render(view=view).strip()

@@ -1,0 +1,305 @@
+"""The game master pipeline (DESIGN "One post, one transaction"), service tier, with えいつく."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app import accounts
+from app.checks import run_checks
+from app.games.base import Rng
+from app.gm import replay
+from app.gm import service as gm
+from app.models import Game, Move, Post, User
+from tests.conftest import unique_name
+
+SECRET = "s"
+
+
+def make_user(session: Session) -> User:
+    return accounts.register(session, unique_name(), "password123")
+
+
+def post(session: Session, game: Game, user: User, body: str) -> tuple[Post, Post | None]:
+    mine, replies = gm.submit_post(session, game.thread_id, user, body, SECRET)
+    return mine, replies[0] if replies else None
+
+
+@pytest.fixture
+def table(session: Session) -> dict[str, Any]:
+    """A recruiting えいつく game with a GM and three players who have joined."""
+    master = make_user(session)
+    players = [make_user(session) for _ in range(3)]
+    game = gm.create_game(session, master, "eitsuku", "卓", {}, SECRET)
+    for player in players:
+        post(session, game, player, "JOIN")
+    return {"gm": master, "players": players, "game": game}
+
+
+def seed_without_choice(names: list[str]) -> str:
+    """A seed whose set-up die rolls no 6, so nobody owes a CHOOSE before their first move."""
+    impl = gm.game_impl("eitsuku")
+    for n in range(1000):
+        state = impl.setup(names, {}, Rng(f"test-seed-{n}", 0))
+        if not any(
+            line.startswith("CHOOSE") for s in range(len(names)) for line in impl.legal(state, s)
+        ):
+            return f"test-seed-{n}"
+    raise AssertionError("no seed without a 6 in 1000 tries")
+
+
+@pytest.fixture
+def started(session: Session, table: dict[str, Any]) -> dict[str, Any]:
+    table["game"].seed = seed_without_choice([p.name for p in table["players"]])
+    _, reply = post(session, table["game"], table["gm"], "START")
+    assert reply is not None and reply.reply_ok
+    return table
+
+
+def state_snapshot(session: Session, game: Game) -> tuple[Any, int, int]:
+    session.refresh(game)
+    moves = session.scalar(select(func.count()).select_from(Move).where(Move.game_id == game.id))
+    return game.state, game.version, moves or 0
+
+
+def test_game_creation_opens_a_thread_on_the_kind_board(session: Session) -> None:
+    master = make_user(session)
+    game = gm.create_game(session, master, "えいつく", "はじめての卓", {}, SECRET)
+    assert game.status == "recruiting" and game.gm_id == master.id and game.kind == "eitsuku"
+    assert game.thread.board.slug == "eitsuku"
+    assert game.thread.title == "はじめての卓"
+
+
+def test_talk_only_post_gets_no_reply(session: Session, table: dict[str, Any]) -> None:
+    mine, reply = post(session, table["game"], table["players"][0], "よろしくお願いします\n楽しみ")
+    assert reply is None and mine.kind == "talk"
+
+
+def test_join_takes_seats_in_join_order(session: Session, table: dict[str, Any]) -> None:
+    game = table["game"]
+    session.refresh(game)
+    assert [p.name for p in game.players] == [u.name for u in table["players"]]
+    assert [p.seat for p in game.players] == [0, 1, 2]
+
+
+def test_leave_frees_the_seat(session: Session, table: dict[str, Any]) -> None:
+    game = table["game"]
+    _, reply = post(session, game, table["players"][0], "離脱")
+    assert reply is not None and reply.reply_ok
+    session.refresh(game)
+    assert [p.name for p in game.players] == [u.name for u in table["players"][1:]]
+    assert [p.seat for p in game.players] == [0, 1]
+
+
+def test_start_by_non_gm_refused(session: Session, table: dict[str, Any]) -> None:
+    _, reply = post(session, table["game"], table["players"][0], "START")
+    assert reply is not None and not reply.reply_ok
+    assert "GM だけ" in reply.body
+    assert table["game"].status == "recruiting"
+
+
+def test_start_with_too_few_players_refused(session: Session) -> None:
+    master, alone = make_user(session), make_user(session)
+    game = gm.create_game(session, master, "eitsuku", "卓", {}, SECRET)
+    post(session, game, alone, "JOIN")
+    _, reply = post(session, game, master, "開始")
+    assert reply is not None and not reply.reply_ok
+    assert "2人から" in reply.body
+    assert reply.reply_error == {"line": 1, "column": None, "message": reply.reply_error["message"]}
+
+
+def test_start_deals_and_shows_the_board(session: Session, started: dict[str, Any]) -> None:
+    game = started["game"]
+    session.refresh(game)
+    assert game.status == "active" and game.state is not None and game.version >= 1
+    assert game.started_at is not None
+
+
+def test_join_after_start_refused(session: Session, started: dict[str, Any]) -> None:
+    late = make_user(session)
+    before = state_snapshot(session, started["game"])
+    _, reply = post(session, started["game"], late, "JOIN")
+    assert reply is not None and not reply.reply_ok and "募集は終わって" in reply.body
+    assert state_snapshot(session, started["game"]) == before
+
+
+def test_command_from_non_player_refused(session: Session, started: dict[str, Any]) -> None:
+    stranger = make_user(session)
+    before = state_snapshot(session, started["game"])
+    _, reply = post(session, started["game"], stranger, "END")
+    assert reply is not None and not reply.reply_ok and "プレイヤーではありません" in reply.body
+    assert state_snapshot(session, started["game"]) == before
+
+
+def test_game_command_before_start_refused(session: Session, table: dict[str, Any]) -> None:
+    _, reply = post(session, table["game"], table["players"][0], "END")
+    assert reply is not None and not reply.reply_ok and "まだ始まっていません" in reply.body
+
+
+def test_syntax_error_reply_quotes_line_with_caret(
+    session: Session, started: dict[str, Any]
+) -> None:
+    game = started["game"]
+    before = state_snapshot(session, game)
+    mine, reply = post(session, game, started["players"][0], "こんにちは\nSET 主演 役者7")
+    assert reply is not None and not reply.reply_ok
+    assert reply.reply_error is not None
+    assert reply.reply_error["line"] == 2 and reply.reply_error["column"] == 8
+    lines = reply.body.split("\n")
+    assert lines[0] == f">>{mine.number}"
+    quoted = next(i for i, line in enumerate(lines) if line.endswith("SET 主演 役者7"))
+    assert lines[quoted + 1].endswith("^")
+    assert "1〜6" in reply.body
+    assert state_snapshot(session, game) == before
+    assert mine.kind == "command"  # the post itself is kept
+
+
+def test_rule_error_is_all_or_nothing_and_lists_legal(
+    session: Session, started: dict[str, Any]
+) -> None:
+    game = started["game"]
+    before = state_snapshot(session, game)
+    # DRAW (set phase) then SCOUT (scout phase): the second breaks phase order.
+    _, reply = post(session, game, started["players"][0], "DRAW\nSCOUT 役者")
+    assert reply is not None and not reply.reply_ok
+    assert reply.reply_error is not None and reply.reply_error["line"] == 2
+    assert "今できる命令" in reply.body
+    assert state_snapshot(session, game) == before  # the DRAW was not kept either
+
+
+def test_full_width_command_is_the_same_command(session: Session, started: dict[str, Any]) -> None:
+    game = started["game"]
+    _, reply = post(session, game, started["players"][0], "ＳＣＯＵＴ　役者")
+    assert reply is not None and reply.reply_ok, reply.body
+    move = session.scalars(select(Move).where(Move.game_id == game.id)).one()
+    assert move.command == "SCOUT 役者" and move.post_number is not None
+
+
+def test_each_command_is_one_move_and_version_bumps(
+    session: Session, started: dict[str, Any]
+) -> None:
+    game = started["game"]
+    version = game.version
+    _, reply = post(session, game, started["players"][1], "DRAW\nEND")
+    assert reply is not None and reply.reply_ok, reply.body
+    moves = gm.moves_of(session, game)
+    assert [m.command for m in moves] == ["DRAW", "END"]
+    assert [m.seq for m in moves] == [1, 2]
+    assert game.version == version + 1
+
+
+def test_week_end_shows_board_summary(session: Session, started: dict[str, Any]) -> None:
+    game = started["game"]
+    replies = [post(session, game, p, "END")[1] for p in started["players"]]
+    assert all(r is not None and r.reply_ok for r in replies)
+    assert replies[-1] is not None and "第2週" in replies[-1].body
+    assert replies[0] is not None and "第2週" not in replies[0].body
+
+
+def test_replay_equals_stored_state_and_check_is_clean(
+    session: Session, started: dict[str, Any]
+) -> None:
+    game = started["game"]
+    for player in started["players"]:
+        post(session, game, player, "DRAW\nEND")
+    assert replay.replay(session, game) == game.state
+    assert run_checks(session) == []
+
+
+def test_check_reports_a_tampered_state(session: Session, started: dict[str, Any]) -> None:
+    game = started["game"]
+    post(session, game, started["players"][0], "DRAW")
+    assert game.state is not None
+    game.state = {**game.state, "week": 11}
+    session.flush()
+    assert any(f"game {game.id}" in line for line in run_checks(session))
+
+
+def test_gm_as_plays_for_a_player(session: Session, started: dict[str, Any]) -> None:
+    game = started["game"]
+    name = started["players"][2].name
+    _, reply = post(session, game, started["gm"], f"AS {name} END")
+    assert reply is not None and reply.reply_ok, reply.body
+    move = gm.moves_of(session, game)[-1]
+    assert move.actor_seat == 2 and move.command == "END"
+
+
+def test_undo_takes_back_the_last_post(session: Session, started: dict[str, Any]) -> None:
+    game = started["game"]
+    session.refresh(game)
+    before = game.state
+    post(session, game, started["players"][0], "DRAW\nEND")
+    _, reply = post(session, game, started["gm"], "UNDO")
+    assert reply is not None and reply.reply_ok, reply.body
+    assert game.state == before
+    assert all(m.undone for m in gm.moves_of(session, game))
+    assert replay.replay(session, game) == before
+
+
+def test_undo_with_nothing_to_undo_refused(session: Session, started: dict[str, Any]) -> None:
+    _, reply = post(session, started["game"], started["gm"], "UNDO")
+    assert reply is not None and not reply.reply_ok and "取り消せる手がありません" in reply.body
+
+
+def test_abort_ends_the_game_and_refuses_later_commands(
+    session: Session, started: dict[str, Any]
+) -> None:
+    game = started["game"]
+    post(session, game, started["gm"], "ABORT")
+    assert game.status == "aborted"
+    _, reply = post(session, game, started["players"][0], "END")
+    assert reply is not None and not reply.reply_ok and "終わっています" in reply.body
+
+
+def test_pause_blocks_moves_until_resume(session: Session, started: dict[str, Any]) -> None:
+    game = started["game"]
+    post(session, game, started["gm"], "PAUSE")
+    _, refused = post(session, game, started["players"][0], "END")
+    assert refused is not None and not refused.reply_ok and "中断" in refused.body
+    post(session, game, started["gm"], "RESUME")
+    _, ok = post(session, game, started["players"][0], "END")
+    assert ok is not None and ok.reply_ok
+
+
+def test_legal_lines_per_role(session: Session, table: dict[str, Any]) -> None:
+    game = table["game"]
+    outsider = make_user(session)
+    assert gm.legal_lines(game, outsider) == ["JOIN"]
+    assert gm.legal_lines(game, table["players"][0]) == ["LEAVE"]
+    assert "START" in gm.legal_lines(game, table["gm"])
+    assert gm.legal_lines(game, None) == []
+
+
+def test_pending_choose_must_come_first(session: Session, table: dict[str, Any]) -> None:
+    """I: a 6 on the set-up die leaves a choice; CHOOSE comes before the week's other moves."""
+    impl = gm.game_impl("eitsuku")
+    names = [p.name for p in table["players"]]
+    seed = next(
+        f"six-{n}"
+        for n in range(1000)
+        if any(
+            line.startswith("CHOOSE")
+            for line in impl.legal(impl.setup(names, {}, Rng(f"six-{n}", 0)), 0)
+        )
+    )
+    table["game"].seed = seed
+    post(session, table["game"], table["gm"], "START")
+    _, refused = post(session, table["game"], table["players"][0], "END")
+    assert refused is not None and not refused.reply_ok and "CHOOSE" in refused.body
+    _, ok = post(session, table["game"], table["players"][0], "選択 役者\nEND")
+    assert ok is not None and ok.reply_ok, ok.body
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [("END", "command"), ("end", "command"), ("ＥＮＤ", "command"), ("終了", "command"),
+     ("SET 主演 役者7", "command"), ("END now", "command"), ("End of story", "talk"),
+     ("start は明日ね", "talk"), ("SCUOT 役者", "misspelt"), ("HELLO みんな", "talk"),
+     ("参加します", "talk"), ("", "talk"), ("  ", "talk")],
+)
+def test_which_lines_are_commands(line: str, kind: str) -> None:
+    """A known verb first makes a command; lower-case English only if the whole line parses."""
+    assert gm.classify_line(gm.game_impl("eitsuku"), line) == kind

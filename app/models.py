@@ -139,6 +139,9 @@ class Post(Base):
     reply_to: Mapped[int | None] = mapped_column(Integer, default=None)
     reply_ok: Mapped[bool | None] = mapped_column(Boolean, default=None)
     reply_error: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    # あぼーん: hidden by an admin or the game's GM; the body is kept for admins.
+    hidden_at: Mapped[datetime | None] = mapped_column(default=None)
+    hidden_by: Mapped[str | None] = mapped_column(String(32), default=None)
 
 
 class Game(Base):
@@ -161,6 +164,13 @@ class Game(Base):
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     version: Mapped[int] = mapped_column(Integer, default=0)
     paused: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Platform options (the game's own options are in ``options``).
+    mute_spectators: Mapped[bool] = mapped_column(Boolean, default=False)
+    deadline_hours: Mapped[int | None] = mapped_column(Integer, default=None)
+    deadline_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
+    turn_key: Mapped[str | None] = mapped_column(String(64), default=None)
+    # The names the game was dealt with at START: replay starts from these, whatever REPLACE did.
+    players_at_start: Mapped[list[str] | None] = mapped_column(JSON, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(default=None)
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
@@ -187,6 +197,9 @@ class GamePlayer(Base):
     user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     name: Mapped[str] = mapped_column(String(32))
     joined_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # KICK without a replacement: the seat stays and the bot plays its default moves.
+    kicked: Mapped[bool] = mapped_column(Boolean, default=False)
+    absences_used: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class Move(Base):
@@ -207,4 +220,57 @@ class Move(Base):
     command: Mapped[str] = mapped_column(Text)
     parsed: Mapped[dict[str, Any]] = mapped_column(default=dict)
     undone: Mapped[bool] = mapped_column(Boolean, default=False)
+    sealed_id: Mapped[int | None] = mapped_column(
+        ForeignKey("sealed_commands.id", ondelete="SET NULL"), default=None
+    )
+    by_bot: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class SealedCommand(Base):
+    """A private submission: its author and the GM see it until the game reveals it."""
+
+    __tablename__ = "sealed_commands"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    author_name: Mapped[str] = mapped_column(String(32))
+    body: Mapped[str] = mapped_column(Text)
+    reply: Mapped[str] = mapped_column(Text, default="")
+    ok: Mapped[bool] = mapped_column(Boolean, default=False)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Adjustment(Base):
+    """ADJUST <name> <±n> <reason>: a GM's correction, shown in the result breakdown."""
+
+    __tablename__ = "adjustments"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    delta: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(Text)
+    post_number: Mapped[int | None] = mapped_column(Integer, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ModerationEntry(Base):
+    """Every GM (and admin) action on a game, for its moderation log page."""
+
+    __tablename__ = "moderation_log"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int | None] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), index=True
+    )
+    thread_id: Mapped[int | None] = mapped_column(
+        ForeignKey("threads.id", ondelete="CASCADE"), index=True
+    )
+    actor_name: Mapped[str] = mapped_column(String(32))
+    action: Mapped[str] = mapped_column(String(32))
+    detail: Mapped[str] = mapped_column(Text, default="")
+    post_number: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from app import accounts
 from app.checks import run_checks
 from app.games.base import Rng
-from app.gm import replay
+from app.gm import pipeline, replay
 from app.gm import service as gm
 from app.models import Game, Move, Post, User
 from tests.conftest import unique_name
@@ -302,4 +302,4 @@ def test_pending_choose_must_come_first(session: Session, table: dict[str, Any])
 )
 def test_which_lines_are_commands(line: str, kind: str) -> None:
     """A known verb first makes a command; lower-case English only if the whole line parses."""
-    assert gm.classify_line(gm.game_impl("eitsuku"), line) == kind
+    assert pipeline.classify_line(gm.game_impl("eitsuku"), line) == kind

@@ -164,11 +164,12 @@ def add_post(
     body: str,
     kind: str,
     secret: str,
+    now: datetime | None = None,
 ) -> Post:
     """Append a post with the next number. ``author`` is None for the bot."""
     body = clean_body(body)
     thread = _lock_thread(session, thread_id)
-    now = utcnow()
+    now = now or utcnow()
     number = thread.post_count + 1
     user_key = f"u{author.id}" if author is not None else "bot"
     post = Post(

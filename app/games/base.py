@@ -518,9 +518,19 @@ class Game(Protocol):
     def setup(self, players: list[str], options: Mapping[str, Any], rng: Rng) -> State: ...
 
     def apply(
-        self, state: State, actor: Actor, command: Any, rng: Rng
+        self, state: State, actor: Actor, command: Any, rng: Rng, *, sealed: bool = False
     ) -> tuple[State, list[dict[str, Any]]]:
-        """Return (new state, events); never mutates `state`; raises RuleError."""
+        """Return (new state, events); never mutates `state`; raises RuleError.
+
+        ``sealed``: the command came through the private endpoint; only its author and the GM
+        see it until the game reveals it. The game refuses secret commands sent unsealed and
+        commands that may not be sealed. An event with ``"private": True`` is shown only to the
+        actor and the GM; every other event's text is public.
+        """
+        ...
+
+    def epilogue(self, state: State) -> list[str]:
+        """Once over: lines revealing every hidden part of the state (hands, secret rules)."""
         ...
 
     def legal(self, state: State, actor: Actor) -> list[str]: ...

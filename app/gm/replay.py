@@ -45,7 +45,7 @@ def replay(session: Session, game: Game, upto: int | None = None) -> State | Non
     moves = applied_moves(session, game)
     if upto is not None:
         moves = moves[:upto]
-    players = [p.name for p in sorted(game.players, key=lambda p: p.seat)]
+    players = game.players_at_start or [p.name for p in sorted(game.players, key=lambda p: p.seat)]
     return fold(impl, game, players, ((m.seq, m.actor_seat, m.command) for m in moves))
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from app.games.base import Actor, Game, Result, Rng, State, Viewer
+from app.games.base import Actor, Game, Result, Rng, RuleError, State, Viewer
 from app.games.eitsuku import rules, scoring
 from app.games.eitsuku.grammar import PARSER
 from app.games.eitsuku.view import view as _view
@@ -54,9 +54,20 @@ class Eitsuku:
         return state
 
     def apply(
-        self, state: State, actor: Actor, command: Any, rng: Rng
+        self, state: State, actor: Actor, command: Any, rng: Rng, *, sealed: bool = False
     ) -> tuple[State, list[dict[str, Any]]]:
+        if sealed:
+            # Everything in a stock is public (R 2−1); a week's moves have nothing to hide.
+            raise RuleError(
+                "えいつくには秘密にする命令はありません。スレッドに書き込んでください。"
+                "(R: ストック場のカードはすべて公開)",
+                rules.legal(state, actor),
+            )
         return rules.apply(state, actor, command, rng)
+
+    def epilogue(self, state: State) -> list[str]:
+        # Nothing is hidden but the order of the closed decks, which no one ever sees.
+        return []
 
     def legal(self, state: State, actor: Actor) -> list[str]:
         return rules.legal(state, actor)

@@ -1,0 +1,753 @@
+"""The game master's work on one submission — a post, a sealed command, a deadline — all or
+nothing: parse every command line, apply them to a copy of the game under its row lock, and
+write moves, state and log only when all succeeded."""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import unicodedata
+from dataclasses import asdict, dataclass, field, is_dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.games import commands as platform
+from app.games.base import Actor, CommandSyntaxError, Rng, RuleError, State, normalise
+from app.games.base import Game as GameImpl
+from app.gm import replay
+from app.gm.results import final_result
+from app.gm.text import render_board_summary
+from app.models import (
+    Adjustment,
+    Game,
+    GamePlayer,
+    ModerationEntry,
+    Move,
+    SealedCommand,
+    User,
+)
+
+BOT_NAME = "★GM"
+MAX_COMMAND_LINES = 50
+DEADLINE_HOURS = (1, 720)
+ABSENT_HOURS = (1, 168)
+MAX_ABSENCES = 3
+# Bound on the bot's automatic moves for kicked seats after one submission.
+MAX_AUTOPLAY = 200
+
+
+class Refusal(Exception):
+    """A platform command that may not be given now (the platform's RuleError)."""
+
+    def __init__(self, message: str, legal: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.legal = legal or []
+
+
+@dataclass
+class LineError:
+    line: int
+    column: int | None
+    message: str
+    source: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"line": self.line, "column": self.column, "message": self.message}
+
+
+@dataclass
+class Seat:
+    user_id: int | None
+    name: str
+    kicked: bool = False
+    absences_used: int = 0
+
+
+@dataclass
+class NewMove:
+    seq: int
+    seat: int | None
+    actor_name: str
+    line: str
+    parsed: dict[str, Any]
+    by_bot: bool = False
+
+
+@dataclass
+class Submitter:
+    """Who sends the commands: a user, or the bot itself (deadlines, kicked seats)."""
+
+    user: User | None
+    name: str
+
+    @property
+    def user_id(self) -> int | None:
+        return self.user.id if self.user is not None else None
+
+
+@dataclass
+class Working:
+    """The game as one submission changes it; written back only if everything succeeded."""
+
+    status: str
+    paused: bool
+    seats: list[Seat]
+    state: State | None
+    next_seq: int
+    deadline_hours: int | None
+    deadline_at: datetime | None
+    started: bool = False
+    moves: list[NewMove] = field(default_factory=list)
+    public: list[str] = field(default_factory=list)
+    private: list[str] = field(default_factory=list)
+    undone_moves: list[int] = field(default_factory=list)
+    adjustments: list[tuple[int, int, str]] = field(default_factory=list)
+    log: list[tuple[str, str]] = field(default_factory=list)
+    board_changed: bool = False
+    deadline_reset: bool = False
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    error: LineError | None
+    public_text: str  # for the thread ("" = nothing to post)
+    private_text: str  # for the submitter of a sealed command
+    applied: int = 0
+
+
+@dataclass
+class Submission:
+    game: Game
+    impl: GameImpl
+    by: Submitter
+    lines: list[tuple[int, str]]
+    now: datetime
+    anchor: str = ""  # ">>N" of the post answered
+    sealed: bool = False
+
+
+# --- classification --------------------------------------------------------------------------
+
+
+def misspelt_verb(impl: GameImpl, line: str) -> str | None:
+    """For an upper-case first word that is no verb but close to one (SCUOT): that verb."""
+    text = normalise(line)
+    first = text.split(" ", 1)[0] if text else ""
+    if len(first) < 3 or not (first.isascii() and first.isalpha() and first.isupper()):
+        return None
+    if impl.is_command_line(text):
+        return None
+    english = [verb for verb in impl.verbs() if verb.isascii()]
+    close = difflib.get_close_matches(first, english, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def classify_line(impl: GameImpl, line: str) -> str:
+    """ "command", "misspelt" or "talk".
+
+    A line is a command when its first word is a verb. An English verb not written in capitals
+    ("End of story", "start は明日") counts only if the whole line parses, so ordinary talk
+    that happens to begin with such a word is not answered with an error.
+    """
+    text = normalise(line)
+    if not text:
+        return "talk"
+    if impl.is_command_line(text):
+        first = text.split(" ", 1)[0]
+        if first.isascii() and not first.isupper():
+            try:
+                impl.parse(text)
+            except CommandSyntaxError:
+                return "talk"
+        return "command"
+    return "misspelt" if misspelt_verb(impl, text) is not None else "talk"
+
+
+def command_lines(impl: GameImpl, body: str) -> list[tuple[int, str]]:
+    return [
+        (number, line)
+        for number, line in enumerate(body.split("\n"), start=1)
+        if classify_line(impl, line) != "talk"
+    ]
+
+
+# --- the run -------------------------------------------------------------------------------
+
+
+def lock_game(session: Session, game_id: int) -> Game:
+    """The game row, locked until commit (SQLite: the write lock of BEGIN IMMEDIATE)."""
+    game = session.scalar(
+        select(Game)
+        .where(Game.id == game_id)
+        .with_for_update(of=Game)
+        .execution_options(populate_existing=True)
+    )
+    assert game is not None
+    session.refresh(game, ["players"])
+    return game
+
+
+def _next_seq(session: Session, game: Game) -> int:
+    last = session.scalar(
+        select(Move.seq).where(Move.game_id == game.id).order_by(Move.seq.desc()).limit(1)
+    )
+    return (last or 0) + 1
+
+
+def working_copy(session: Session, game: Game) -> Working:
+    return Working(
+        status=game.status,
+        paused=game.paused,
+        seats=[
+            Seat(p.user_id, p.name, p.kicked, p.absences_used)
+            for p in sorted(game.players, key=lambda p: p.seat)
+        ],
+        state=copy.deepcopy(game.state) if game.state is not None else None,
+        next_seq=_next_seq(session, game),
+        deadline_hours=game.deadline_hours,
+        deadline_at=game.deadline_at,
+    )
+
+
+def run(session: Session, sub: Submission) -> tuple[Outcome, Working | None]:
+    """Parse and apply ``sub.lines`` all or nothing. The caller has locked the game row."""
+    game, impl = sub.game, sub.impl
+    if len(sub.lines) > MAX_COMMAND_LINES:
+        number, line = sub.lines[MAX_COMMAND_LINES]
+        message = f"1つの書き込みの命令は{MAX_COMMAND_LINES}行までです。"
+        return _failure(sub, LineError(number, None, message, normalise(line)), []), None
+    parsed: list[tuple[int, str, Any]] = []
+    for number, line in sub.lines:
+        guess = misspelt_verb(impl, line)
+        if guess is not None:
+            word = normalise(line).split(" ", 1)[0]
+            message = f"「{word}」という命令はありません。もしかして {guess} ですか？"
+            error = LineError(number, 1, message, normalise(line))
+            return _failure(sub, error, legal_for(game, impl, sub.by.user)), None
+        try:
+            parsed.append((number, line, impl.parse(line)))
+        except CommandSyntaxError as exc:
+            return _failure(sub, LineError(number, exc.column, exc.message, exc.line), []), None
+    work = working_copy(session, game)
+    turn_before = impl.turn_key(work.state) if work.state is not None else None
+    for number, line, command in parsed:
+        try:
+            apply_command(session, sub, work, command)
+        except (RuleError, Refusal) as exc:
+            error = LineError(number, None, exc.message, normalise(line))
+            return _failure(sub, error, exc.legal), None
+    autoplay_kicked(sub, work)
+    turn_after = impl.turn_key(work.state) if work.state is not None else None
+    if turn_before != turn_after or work.started:
+        work.deadline_reset = True
+    work.board_changed = work.started or work.board_changed or turn_before != turn_after
+    return Outcome(True, None, "", ""), work
+
+
+def _failure(sub: Submission, error: LineError, legal: list[str]) -> Outcome:
+    text = failure_text(sub.anchor, error, legal)
+    return Outcome(False, error, "" if sub.sealed else text, text if sub.sealed else "")
+
+
+# --- applying one command ------------------------------------------------------------------
+
+
+def _seat_by_name(work: Working, name: str) -> int:
+    wanted = unicodedata.normalize("NFKC", name).casefold()
+    for index, seat in enumerate(work.seats):
+        if unicodedata.normalize("NFKC", seat.name).casefold() == wanted:
+            return index
+    names = "、".join(s.name for s in work.seats) or "（なし）"
+    raise Refusal(f"「{name}」という名前のプレイヤーはいません。プレイヤー: {names}")
+
+
+def is_gm(game: Game, user: User | None) -> bool:
+    return user is not None and game.gm_id == user.id
+
+
+def _require_gm(sub: Submission, verb: str) -> None:
+    if not is_gm(sub.game, sub.by.user):
+        raise Refusal(f"{verb} は GM だけが使える命令です。")
+
+
+def _require_status(work: Working, verb: str, *allowed: str) -> None:
+    if work.status not in allowed:
+        names = {
+            "recruiting": "募集中",
+            "active": "進行中",
+            "finished": "終了後",
+            "aborted": "中止後",
+        }
+        where = "・".join(names[s] for s in allowed)
+        raise Refusal(f"{verb} は{where}のゲームにだけ使えます。")
+
+
+def _own_seat(work: Working, sub: Submission) -> int | None:
+    if sub.by.user is None:
+        return None
+    return next((i for i, s in enumerate(work.seats) if s.user_id == sub.by.user_id), None)
+
+
+def apply_command(session: Session, sub: Submission, work: Working, command: Any) -> None:
+    game, impl = sub.game, sub.impl
+    user = sub.by.user
+    if _is_platform(command) and sub.sealed:
+        raise Refusal("この命令は封印できません。スレッドに書き込んでください。")
+    if isinstance(command, platform.Join):
+        if work.status != "recruiting":
+            raise Refusal("参加者の募集は終わっています（JOIN は開始前だけです）。")
+        if user is None:
+            raise Refusal("JOIN できるのは利用者だけです。")
+        if _own_seat(work, sub) is not None:
+            raise Refusal("あなたはもう参加しています。", ["LEAVE"])
+        if len(work.seats) >= impl.max_players:
+            raise Refusal(f"満員です（{impl.max_players}人まで）。")
+        work.seats.append(Seat(user.id, user.name))
+        work.public.append(f"{user.name} さんが参加しました（{len(work.seats)}人目）。")
+    elif isinstance(command, platform.Leave):
+        _require_status(work, "LEAVE", "recruiting")
+        index = _own_seat(work, sub)
+        if index is None:
+            raise Refusal("あなたはこのゲームに参加していません。", ["JOIN"])
+        del work.seats[index]
+        work.public.append(f"{sub.by.name} さんが抜けました（残り{len(work.seats)}人）。")
+    elif isinstance(command, platform.Start):
+        _require_gm(sub, "START")
+        _require_status(work, "START", "recruiting")
+        if len(work.seats) < impl.min_players:
+            raise Refusal(
+                f"{impl.title_ja} は{impl.min_players}人から遊べます（いま{len(work.seats)}人）。"
+            )
+        names = [s.name for s in work.seats]
+        work.state = impl.setup(names, dict(game.options), Rng(game.seed, 0))
+        work.status = "active"
+        work.started = True
+        order = "、".join(f"{i + 1}. {name}" for i, name in enumerate(names))
+        work.public.append(f"ゲーム開始！ 席順: {order}")
+        work.log.append(("START", order))
+    elif isinstance(command, platform.Pause | platform.Resume):
+        pausing = isinstance(command, platform.Pause)
+        verb = "PAUSE" if pausing else "RESUME"
+        _require_gm(sub, verb)
+        _require_status(work, verb, "active")
+        if work.paused == pausing:
+            raise Refusal("もう中断しています。" if pausing else "中断していません。")
+        work.paused = pausing
+        work.deadline_reset = not pausing
+        work.public.append(
+            "GM がゲームを中断しました。" if pausing else "GM がゲームを再開しました。"
+        )
+        work.log.append((verb, ""))
+    elif isinstance(command, platform.Abort):
+        _require_gm(sub, "ABORT")
+        _require_status(work, "ABORT", "recruiting", "active")
+        work.status = "aborted"
+        work.public.append("GM がゲームを中止しました。")
+        work.log.append(("ABORT", ""))
+    elif isinstance(command, platform.Undo):
+        _require_gm(sub, "UNDO")
+        _require_status(work, "UNDO", "active", "finished")
+        undo_last_post(session, sub, work)
+    elif isinstance(command, platform.As):
+        _require_gm(sub, "AS")
+        seat = _seat_by_name(work, command.name)
+        if _is_platform(command.command):
+            raise Refusal("AS で代わりに行えるのはゲームの命令だけです。")
+        apply_game_command(sub, work, seat, command.command, proxy="（GM代理）")
+        work.log.append(("AS", command.canonical()))
+    elif isinstance(command, platform.Kick):
+        _require_gm(sub, "KICK")
+        _require_status(work, "KICK", "recruiting", "active")
+        seat = _seat_by_name(work, command.name)
+        name = work.seats[seat].name
+        if work.status == "recruiting":
+            del work.seats[seat]
+            work.public.append(f"GM が {name} さんを参加者から外しました。")
+        else:
+            if work.seats[seat].kicked:
+                raise Refusal(f"{name} さんはもう追放されています。")
+            work.seats[seat].kicked = True
+            work.public.append(
+                f"GM が {name} さんを追放しました。交代する人が来るまで、この席はボットが"
+                "既定の手で進めます。"
+            )
+        work.log.append(("KICK", name))
+    elif isinstance(command, platform.Replace):
+        _require_gm(sub, "REPLACE")
+        _require_status(work, "REPLACE", "recruiting", "active")
+        seat = _seat_by_name(work, command.name)
+        newcomer = _user_by_name(session, command.new)
+        if any(s.user_id == newcomer.id for s in work.seats):
+            raise Refusal(f"{newcomer.name} さんはもうこのゲームの席についています。")
+        old = work.seats[seat].name
+        work.seats[seat] = Seat(newcomer.id, newcomer.name, False, work.seats[seat].absences_used)
+        work.public.append(f"GM が {old} さんの席を {newcomer.name} さんに交代しました。")
+        work.log.append(("REPLACE", f"{old} → {newcomer.name}"))
+    elif isinstance(command, platform.Deadline):
+        _require_gm(sub, "DEADLINE")
+        _require_status(work, "DEADLINE", "recruiting", "active")
+        low, high = DEADLINE_HOURS
+        if not low <= command.hours <= high:
+            raise Refusal(
+                f"期限は{low}〜{high}時間で指定してください（{command.hours}時間は不可）。"
+            )
+        work.deadline_hours = command.hours
+        work.deadline_reset = True
+        work.public.append(
+            f"手番の期限を{command.hours}時間にしました。期限を過ぎると、まだ動いていない"
+            "プレイヤーはボットが既定の手で進めます。"
+        )
+        work.log.append(("DEADLINE", f"{command.hours}時間"))
+    elif isinstance(command, platform.Absent):
+        _require_status(work, "ABSENT", "active")
+        absentee = _own_seat(work, sub)
+        if absentee is None:
+            raise Refusal("ABSENT はこのゲームのプレイヤーだけが使えます。")
+        if work.deadline_hours is None or work.deadline_at is None:
+            raise Refusal("このゲームには手番の期限が設定されていません。")
+        low, high = ABSENT_HOURS
+        if not low <= command.hours <= high:
+            raise Refusal(f"不在は{low}〜{high}時間で指定してください。")
+        used = work.seats[absentee].absences_used
+        if used >= MAX_ABSENCES:
+            raise Refusal(f"ABSENT は1ゲームに{MAX_ABSENCES}回までです（使用済み{used}回）。")
+        work.seats[absentee].absences_used = used + 1
+        work.deadline_at = work.deadline_at + timedelta(hours=command.hours)
+        work.public.append(
+            f"{sub.by.name} さんが不在を申請しました。期限を{command.hours}時間延ばします"
+            f"（{used + 1}/{MAX_ABSENCES}回目）。"
+        )
+    elif isinstance(command, platform.Adjust):
+        _require_gm(sub, "ADJUST")
+        _require_status(work, "ADJUST", "active", "finished")
+        seat = _seat_by_name(work, command.name)
+        if not -1000 <= command.delta <= 1000:
+            raise Refusal("調整できる点数は −1000〜+1000 です。")
+        work.adjustments.append((seat, command.delta, command.reason))
+        name = work.seats[seat].name
+        work.public.append(f"GM 調整: {name} {command.delta:+d}点（{command.reason}）")
+        work.log.append(("ADJUST", f"{name} {command.delta:+d} {command.reason}"))
+    else:
+        mine = _own_seat(work, sub)
+        if mine is None and is_gm(game, user):
+            apply_game_command(sub, work, "gm", command)
+            return
+        if mine is None:
+            hint = "参加するには JOIN と書いてください。" if work.status == "recruiting" else ""
+            raise Refusal(
+                "あなたはこのゲームのプレイヤーではありません。" + hint,
+                ["JOIN"] if work.status == "recruiting" else [],
+            )
+        if work.seats[mine].kicked:
+            raise Refusal("あなたの席は GM により追放されています。")
+        apply_game_command(sub, work, mine, command)
+
+
+def _user_by_name(session: Session, name: str) -> User:
+    wanted = unicodedata.normalize("NFKC", name).strip()
+    user = session.scalar(select(User).where(User.name == wanted))
+    if user is None:
+        raise Refusal(f"「{name}」という利用者はいません（交代する人は先に登録が必要です）。")
+    return user
+
+
+def _is_platform(command: Any) -> bool:
+    return type(command).__module__ == platform.__name__
+
+
+def apply_game_command(
+    sub: Submission,
+    work: Working,
+    actor: Actor,
+    command: Any,
+    *,
+    proxy: str = "",
+    by_bot: bool = False,
+) -> None:
+    if work.status == "recruiting":
+        raise Refusal("まだ始まっていません。GM が START するまでお待ちください。")
+    if work.status in ("finished", "aborted"):
+        raise Refusal("このゲームは終わっています。")
+    if work.paused:
+        raise Refusal("GM がゲームを中断しています。RESUME までお待ちください。")
+    assert work.state is not None
+    impl = sub.impl
+    rng = Rng(sub.game.seed, work.next_seq)
+    state, events = impl.apply(work.state, actor, command, rng, sealed=sub.sealed)
+    seat = None if actor == "gm" else int(actor)
+    name = "GM" if seat is None else work.seats[seat].name
+    line = command.canonical()
+    work.moves.append(NewMove(work.next_seq, seat, name, line, _parsed_json(command), by_bot))
+    work.next_seq += 1
+    work.state = state
+    public = " ".join(str(e["text"]) for e in events if e.get("text") and not e.get("private"))
+    private = " ".join(str(e["text"]) for e in events if e.get("text") and e.get("private"))
+    shown = "（封印）" if sub.sealed else line
+    work.public.append(f"✔ {shown}{proxy} → {public}" if public else f"✔ {name}{proxy}: {shown}")
+    if private:
+        work.private.append(f"✔ {line} → {private}")
+    if impl.is_over(state):
+        work.status = "finished"
+        work.public.append("ゲーム終了！")
+
+
+def autoplay_kicked(sub: Submission, work: Working) -> None:
+    """Kicked seats with no replacement move by the bot as soon as the game waits for them."""
+    if work.state is None or work.status != "active" or work.paused:
+        return
+    for _ in range(MAX_AUTOPLAY):
+        assert work.state is not None
+        waiting = [s for s in sub.impl.waiting_for(work.state) if work.seats[s].kicked]
+        if not waiting or work.status != "active":
+            return
+        play_defaults(sub, work, waiting[0], reason="追放された席")
+
+
+def play_defaults(sub: Submission, work: Working, seat: int, *, reason: str) -> None:
+    assert work.state is not None
+    for line in sub.impl.default_commands(work.state, seat):
+        apply_game_command(
+            sub, work, seat, sub.impl.parse(line), proxy=f"（ボット: {reason}）", by_bot=True
+        )
+
+
+def _parsed_json(command: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {"type": type(command).__name__}
+    if is_dataclass(command) and not isinstance(command, type):
+        data.update(asdict(command))
+    return _jsonable(data)  # type: ignore[no-any-return]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)
+
+
+def undo_last_post(session: Session, sub: Submission, work: Working) -> None:
+    """Take back the moves of the last submission that has applied moves; rebuild the state."""
+    if work.moves:
+        raise Refusal("UNDO は同じ書き込みのゲームの命令と一緒には使えません。")
+    moves = [m for m in replay.applied_moves(session, sub.game) if m.id not in work.undone_moves]
+    if not moves:
+        raise Refusal("取り消せる手がありません。")
+    last = moves[-1]
+    key = (last.post_id, last.sealed_id)
+    undone = [m for m in moves if (m.post_id, m.sealed_id) == key]
+    kept = [m for m in moves if (m.post_id, m.sealed_id) != key]
+    players = sub.game.players_at_start or [s.name for s in work.seats]
+    work.state = replay.fold(
+        sub.impl, sub.game, players, ((m.seq, m.actor_seat, m.command) for m in kept)
+    )
+    work.undone_moves.extend(m.id for m in undone)
+    if work.status == "finished":
+        work.status = "active"
+    work.board_changed = True
+    anchor = f">>{last.post_number} の" if last.post_number else ""
+    work.public.append(f"GM が{anchor}{len(undone)}手を取り消しました。")
+    work.log.append(("UNDO", f"{anchor}{len(undone)}手"))
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def save(
+    session: Session,
+    sub: Submission,
+    work: Working,
+    *,
+    post_id: int | None,
+    post_number: int | None,
+    sealed_id: int | None,
+) -> None:
+    game, impl, now = sub.game, sub.impl, sub.now
+    for move_id in work.undone_moves:
+        undone = session.get(Move, move_id)
+        if undone is not None:
+            undone.undone = True
+    current = [
+        (p.user_id, p.name, p.kicked, p.absences_used)
+        for p in sorted(game.players, key=lambda p: p.seat)
+    ]
+    wanted = [(s.user_id, s.name, s.kicked, s.absences_used) for s in work.seats]
+    if current != wanted:
+        game.players.clear()
+        session.flush()
+        for index, seat in enumerate(work.seats):
+            game.players.append(
+                GamePlayer(
+                    game_id=game.id,
+                    seat=index,
+                    user_id=seat.user_id,
+                    name=seat.name,
+                    kicked=seat.kicked,
+                    absences_used=seat.absences_used,
+                )
+            )
+    for move in work.moves:
+        session.add(
+            Move(
+                game_id=game.id,
+                seq=move.seq,
+                post_id=post_id,
+                post_number=post_number,
+                sealed_id=sealed_id,
+                actor_seat=move.seat,
+                actor_name=move.actor_name,
+                command=move.line,
+                parsed=move.parsed,
+                by_bot=move.by_bot,
+                created_at=now,
+            )
+        )
+    for adjusted, delta, reason in work.adjustments:
+        session.add(
+            Adjustment(
+                game_id=game.id,
+                seat=adjusted,
+                delta=delta,
+                reason=reason,
+                post_number=post_number,
+                created_at=now,
+            )
+        )
+    for action, detail in work.log:
+        session.add(
+            ModerationEntry(
+                game_id=game.id,
+                thread_id=game.thread_id,
+                actor_name=sub.by.name,
+                action=action,
+                detail=detail,
+                post_number=post_number,
+                created_at=now,
+            )
+        )
+    if work.started:
+        game.started_at = now
+        game.players_at_start = [s.name for s in work.seats]
+    if work.status in ("finished", "aborted"):
+        game.finished_at = game.finished_at or now
+    else:
+        game.finished_at = None
+    game.status = work.status
+    game.paused = work.paused
+    game.state = work.state
+    game.deadline_hours = work.deadline_hours
+    game.turn_key = impl.turn_key(work.state) if work.state is not None else None
+    if work.status != "active" or work.deadline_hours is None:
+        game.deadline_at = None
+    elif work.deadline_reset or work.deadline_at is None:
+        game.deadline_at = now + timedelta(hours=work.deadline_hours)
+    else:
+        game.deadline_at = work.deadline_at
+    session.flush()
+    game.result = final_result(session, game, impl)
+    game.version += 1
+    session.flush()
+
+
+# --- text ----------------------------------------------------------------------------------
+
+
+def _display_width(text: str) -> str:
+    """Spaces as wide as ``text``: ideographic spaces under wide characters."""
+    return "".join("　" if unicodedata.east_asian_width(ch) in "WF" else " " for ch in text)
+
+
+def failure_text(anchor: str, error: LineError, legal: list[str]) -> str:
+    lines = [anchor] if anchor else []
+    lines.append(f"{error.line}行目の命令は受け付けられませんでした（ゲームは変わっていません）。")
+    lines.append(f"　{error.source}")
+    if error.column is not None:
+        lines.append("　" + _display_width(error.source[: error.column - 1]) + "^")
+    lines.append(error.message)
+    if legal:
+        lines.append("今できる命令: " + " / ".join(legal[:20]) + (" …" if len(legal) > 20 else ""))
+    return "\n".join(lines)
+
+
+def success_text(session: Session, sub: Submission, work: Working) -> str:
+    game, impl = sub.game, sub.impl
+    lines = [sub.anchor] if sub.anchor else []
+    lines.extend(work.public)
+    if work.private and not sub.sealed:
+        lines.append("（あなただけに見える結果は、ゲームページの「あなたの手元」にあります）")
+    show_board = work.board_changed
+    if work.state is not None and work.status == "active" and not work.paused:
+        waiting = [work.seats[i].name for i in impl.waiting_for(work.state)]
+        if waiting and not show_board:
+            lines.append("手番待ち: " + "、".join(waiting))
+        if game.deadline_at is not None:
+            from app.forum.service import format_bbs_time
+
+            lines.append(f"期限: {format_bbs_time(game.deadline_at)}")
+    if show_board and work.state is not None:
+        lines.append("")
+        lines.append(render_board_summary(impl, impl.view(work.state, None)))
+    if work.status in ("finished", "aborted") and sub.game.finished_at == sub.now:
+        lines.extend(closing_lines(session, game, impl))
+    return "\n".join(lines).rstrip()
+
+
+def closing_lines(session: Session, game: Game, impl: GameImpl) -> list[str]:
+    """The final ranking and the epilogue: every sealed command and every hidden thing."""
+    lines: list[str] = []
+    if game.result:
+        lines += ["", "【最終結果】"]
+        for entry in game.result["ranking"]:
+            score = "未完成" if entry["score"] is None else f"{entry['score']}点"
+            lines.append(f"{entry['rank']}位 {entry['name']} {score}")
+    sealed = list(
+        session.scalars(
+            select(SealedCommand).where(SealedCommand.game_id == game.id).order_by(SealedCommand.id)
+        )
+    )
+    hidden = impl.epilogue(game.state) if game.state is not None else []
+    if sealed or hidden:
+        lines += ["", "【エピローグ】すべての封印と秘密を公開します。"]
+        from app.forum.service import format_bbs_time
+
+        for row in sealed:
+            body = row.body.replace("\n", " / ")
+            lines.append(f"封印 {row.author_name} {format_bbs_time(row.created_at)}: {body}")
+        lines.extend(hidden)
+    return lines
+
+
+# --- legal lines ---------------------------------------------------------------------------
+
+
+def legal_for(game: Game, impl: GameImpl, user: User | None) -> list[str]:
+    """Command lines this user may post now."""
+    if user is None:
+        return []
+    seat = next((p.seat for p in game.players if p.user_id == user.id), None)
+    kicked = seat is not None and game.players[seat].kicked
+    lines: list[str] = []
+    if game.status == "recruiting":
+        if seat is None and len(game.players) < impl.max_players:
+            lines.append("JOIN")
+        if seat is not None:
+            lines.append("LEAVE")
+        if is_gm(game, user) and len(game.players) >= impl.min_players:
+            lines.append("START")
+    elif game.status == "active" and game.state is not None:
+        if not game.paused and not kicked:
+            if seat is not None:
+                lines.extend(impl.legal(game.state, seat))
+            elif is_gm(game, user):
+                lines.extend(impl.legal(game.state, "gm"))
+        if is_gm(game, user):
+            lines.extend(["RESUME"] if game.paused else ["PAUSE"])
+            lines.extend(["UNDO", "ABORT"])
+    return lines

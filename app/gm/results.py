@@ -1,0 +1,45 @@
+"""The result of a game: the game's own ranking plus the GM's adjustments (ADJUST)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.games.base import Game as GameImpl
+from app.games.base import competition_ranks
+from app.models import Adjustment, Game
+
+
+def final_result(session: Session, game: Game, impl: GameImpl) -> dict[str, Any] | None:
+    """None until the game is finished. Adjustments add a ``gm`` line to the breakdown and
+    move the total; players are ranked again on the adjusted scores (未完成 stays last)."""
+    if game.status != "finished" or game.state is None:
+        return None
+    result = impl.result(game.state)
+    if result is None:
+        return None
+    names = game.players_at_start or [p.name for p in game.players]
+    deltas: dict[str, int] = {}
+    for adjustment in session.scalars(select(Adjustment).where(Adjustment.game_id == game.id)):
+        if 0 <= adjustment.seat < len(names):
+            name = names[adjustment.seat]
+            deltas[name] = deltas.get(name, 0) + adjustment.delta
+    ranking = [dict(entry) for entry in result.to_json()["ranking"]]
+    if not deltas:
+        return {"ranking": ranking}
+    for entry in ranking:
+        delta = deltas.get(entry["name"], 0)
+        entry["breakdown"] = {**entry["breakdown"], "gm": delta}
+        if entry["score"] is not None:
+            entry["score"] += delta
+            if isinstance(entry["breakdown"].get("total"), int):
+                entry["breakdown"]["total"] += delta
+    scored = sorted((e for e in ranking if e["score"] is not None), key=lambda e: -e["score"])
+    unscored = [e for e in ranking if e["score"] is None]
+    for entry, rank in zip(scored, competition_ranks([e["score"] for e in scored]), strict=True):
+        entry["rank"] = rank
+    for entry in unscored:
+        entry["rank"] = len(scored) + 1
+    return {"ranking": scored + unscored}

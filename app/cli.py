@@ -75,6 +75,43 @@ def cmd_check(_args: argparse.Namespace) -> int:
         db.dispose()
 
 
+def cmd_tick(_args: argparse.Namespace) -> int:
+    """Apply every turn deadline that has passed (for cron; `serve` also does this itself)."""
+    from app.db import Database
+    from app.gm.deadlines import tick
+
+    settings = get_settings()
+    db = Database(settings.database_url)
+    try:
+        done = tick(db, settings.resolved_secret_key())
+    finally:
+        db.dispose()
+    print(f"bbsgm tick: {len(done)} game(s) moved on" + (f": {done}" if done else ""))
+    return 0
+
+
+def cmd_admin(args: argparse.Namespace) -> int:
+    from app.db import Database
+    from app.errors import ServiceError
+    from app.moderation import set_admin
+
+    settings = get_settings()
+    db = Database(settings.database_url)
+    try:
+        with db.session() as session:
+            try:
+                user = set_admin(session, args.name, args.action == "grant")
+            except ServiceError as exc:
+                print(f"bbsgm admin: {exc.message}", file=sys.stderr)
+                return 1
+            session.commit()
+            state = "an admin" if user.is_admin else "no longer an admin"
+            print(f"bbsgm admin: {user.name} is {state}")
+    finally:
+        db.dispose()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bbsgm", description="掲示板 with a game-master bot")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -93,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("migrate", help="apply database migrations").set_defaults(func=cmd_migrate)
     sub.add_parser("check", help="replay every game and compare").set_defaults(func=cmd_check)
+
+    sub.add_parser("tick", help="apply passed turn deadlines").set_defaults(func=cmd_tick)
+    admin = sub.add_parser("admin", help="grant or revoke site admin rights")
+    admin.add_argument("action", choices=["grant", "revoke"])
+    admin.add_argument("name")
+    admin.set_defaults(func=cmd_admin)
 
     make = sub.add_parser("makemigration", help="autogenerate a migration (developers)")
     make.add_argument("message")

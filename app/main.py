@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -11,6 +12,7 @@ from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.api.games import router as games_api_router
@@ -18,6 +20,7 @@ from app.api.routes import router as api_router
 from app.config import Settings, get_settings
 from app.db import Database
 from app.errors import ServiceError
+from app.gm.deadlines import tick
 from app.web import deps
 from app.web.game_pages import router as game_pages_router
 from app.web.pages import router as pages_router
@@ -42,7 +45,12 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runner = None
+        if settings.tick_seconds > 0:
+            runner = asyncio.create_task(deadline_runner(app, settings.tick_seconds))
         yield
+        if runner is not None:
+            runner.cancel()
         if database is None:
             app.state.database.dispose()
 
@@ -124,6 +132,16 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     app.include_router(pages_router)
     app.include_router(game_pages_router)
     return app
+
+
+async def deadline_runner(app: FastAPI, every: int) -> None:
+    """Each process ticks; the deadlines module makes sure each deadline applies once."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await run_in_threadpool(tick, app.state.database, app.state.secret_key)
+        except Exception:  # a failed tick must not stop the next one
+            log.exception("deadline tick failed")
 
 
 def error_page(request: Request, status: int, message: str) -> Response:

@@ -62,7 +62,8 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(database_url=database_url, secret_key=TEST_SECRET)
+    # No background deadline runner in tests: they call tick() with an explicit clock.
+    return Settings(database_url=database_url, secret_key=TEST_SECRET, tick_seconds=0)
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -12,11 +13,13 @@ from app.errors import Invalid
 from app.games import all_games
 from app.gm import replay
 from app.gm import service as gm
-from app.models import Game, Post
+from app.models import Game, Post, SealedCommand
+from app.moderation import log_for
 from app.web import deps
 from app.web.deps import ApiUser, OptionalApiUser, SessionDep, SettingsDep
 
 router = APIRouter(prefix="/api/games")
+SEALED = "（封印）"
 
 
 class KindOut(BaseModel):
@@ -97,6 +100,45 @@ class MoveOut(BaseModel):
     undone: bool
 
 
+class SealedOut(BaseModel):
+    id: int
+    author: str
+    body: str
+    reply: str
+    ok: bool
+    error: dict[str, Any] | None
+    created_at: datetime
+
+    @classmethod
+    def of(cls, row: SealedCommand) -> SealedOut:
+        return cls(
+            id=row.id,
+            author=row.author_name,
+            body=row.body,
+            reply=row.reply,
+            ok=row.ok,
+            error=row.error,
+            created_at=row.created_at,
+        )
+
+
+class SealedResult(BaseModel):
+    sealed: SealedOut
+    replies: list[ReplyOut]
+
+
+class BodyIn(BaseModel):
+    body: str = Field(max_length=1_000_000)
+
+
+class LogEntryOut(BaseModel):
+    actor: str
+    action: str
+    detail: str
+    post_number: int | None
+    created_at: datetime
+
+
 class ReplayOut(BaseModel):
     at: int
     moves: int
@@ -168,17 +210,65 @@ def legal(game_id: int, session: SessionDep, user: OptionalApiUser) -> LegalOut:
 
 
 @router.get("/{game_id}/moves", response_model=list[MoveOut])
-def moves(game_id: int, session: SessionDep) -> list[MoveOut]:
+def moves(game_id: int, session: SessionDep, user: OptionalApiUser) -> list[MoveOut]:
     found = gm.get_game(session, game_id)
+    readable = {row.id for row in gm.sealed_for(session, found, user)}
     return [
         MoveOut(
             seq=m.seq,
             post_number=m.post_number,
             actor=m.actor_name if m.actor_seat is not None else "GM",
-            command=m.command,
+            command=m.command if m.sealed_id is None or m.sealed_id in readable else SEALED,
             undone=m.undone,
         )
         for m in gm.moves_of(session, found)
+    ]
+
+
+@router.post("/{game_id}/sealed", status_code=201, response_model=SealedResult)
+def sealed(
+    game_id: int, body: BodyIn, request: Request, session: SessionDep, user: ApiUser
+) -> SealedResult:
+    row, public = gm.submit_sealed(session, game_id, user, body.body, deps.secret_key(request))
+    session.commit()
+    return SealedResult(
+        sealed=SealedOut.of(row), replies=[reply_out(public)] if public is not None else []
+    )
+
+
+@router.get("/{game_id}/sealed", response_model=list[SealedOut])
+def sealed_list(game_id: int, session: SessionDep, user: OptionalApiUser) -> list[SealedOut]:
+    found = gm.get_game(session, game_id)
+    return [SealedOut.of(row) for row in gm.sealed_for(session, found, user)]
+
+
+@router.post("/{game_id}/preview", response_model=PostResult)
+def preview(
+    game_id: int, body: BodyIn, request: Request, session: SessionDep, user: ApiUser
+) -> PostResult:
+    """The bot's answer to this body as a post in the game's thread; nothing is stored."""
+    found = gm.get_game(session, game_id)
+    try:
+        post, replies = gm.submit_post(
+            session, found.thread_id, user, body.body, deps.secret_key(request)
+        )
+        return post_result(post, replies)
+    finally:
+        session.rollback()
+
+
+@router.get("/{game_id}/log", response_model=list[LogEntryOut])
+def moderation_log(game_id: int, session: SessionDep) -> list[LogEntryOut]:
+    found = gm.get_game(session, game_id)
+    return [
+        LogEntryOut(
+            actor=e.actor_name,
+            action=e.action,
+            detail=e.detail,
+            post_number=e.post_number,
+            created_at=e.created_at,
+        )
+        for e in log_for(session, found)
     ]
 
 
@@ -214,6 +304,7 @@ def export(game_id: int, session: SessionDep) -> dict[str, Any]:
         "gm": found.gm.name if found.gm is not None else None,
         "options": found.options,
         "players": [{"seat": p.seat + 1, "name": p.name} for p in found.players],
+        "players_at_start": found.players_at_start,
         "seed": found.seed if over else None,
         "moves": [
             {
@@ -221,8 +312,10 @@ def export(game_id: int, session: SessionDep) -> dict[str, Any]:
                 "post_number": m.post_number,
                 "actor": m.actor_name if m.actor_seat is not None else "GM",
                 "seat": None if m.actor_seat is None else m.actor_seat + 1,
-                "command": m.command,
+                "command": m.command if over or m.sealed_id is None else SEALED,
+                "sealed": m.sealed_id is not None,
                 "undone": m.undone,
+                "by_bot": m.by_bot,
                 "created_at": m.created_at.isoformat(),
             }
             for m in gm.moves_of(session, found)

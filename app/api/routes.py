@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 
-from app import accounts
+from app import accounts, moderation
 from app.api import schemas
 from app.api.games import post_result
 from app.forum import service as forum
@@ -16,6 +16,7 @@ from app.web import deps
 from app.web.deps import ApiUser, SessionDep, SettingsDep
 
 router = APIRouter(prefix="/api")
+PostNumber = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
 @router.post("/register", status_code=201, response_model=schemas.UserOut)
@@ -105,3 +106,18 @@ def create_post(
     post, replies = gm.submit_post(session, thread_id, user, body.body, deps.secret_key(request))
     session.commit()
     return post_result(post, replies)
+
+
+@router.post("/threads/{thread_id}/posts/{number}/hide", response_model=schemas.PostOut)
+def hide_post(thread_id: int, number: int, session: SessionDep, user: ApiUser) -> schemas.PostOut:
+    """あぼーん: the post stays in place with its number; admins still read the original."""
+    post = moderation.set_hidden(session, thread_id, number, user, True)
+    session.commit()
+    return schemas.PostOut.of(post)
+
+
+@router.post("/threads/{thread_id}/posts/{number}/unhide", response_model=schemas.PostOut)
+def unhide_post(thread_id: int, number: int, session: SessionDep, user: ApiUser) -> schemas.PostOut:
+    post = moderation.set_hidden(session, thread_id, number, user, False)
+    session.commit()
+    return schemas.PostOut.of(post)

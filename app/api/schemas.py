@@ -7,6 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from app.models import Board, Post, Thread
+from app.moderation import HIDDEN_BODY
 
 
 class Credentials(BaseModel):
@@ -76,16 +77,21 @@ class PostOut(BaseModel):
     created_at: datetime
     kind: str
     daily_id: str
+    hidden: bool = False
+    reply_to: int | None = None
 
     @classmethod
     def of(cls, post: Post) -> PostOut:
+        hidden = post.hidden_at is not None
         return cls(
             number=post.number,
             author=post.author_name,
-            body=post.body,
+            body=HIDDEN_BODY if hidden else post.body,
             created_at=post.created_at,
             kind=post.kind,
             daily_id=post.daily_id,
+            hidden=hidden,
+            reply_to=post.reply_to,
         )
 
 

@@ -32,7 +32,7 @@ from app.models import (
 
 BOT_NAME = "★GM"
 MAX_COMMAND_LINES = 50
-DEADLINE_HOURS = (1, 720)
+DEADLINE_HOURS = (1, 672)  # the grammar (common.lark, _hours) allows the same
 ABSENT_HOURS = (1, 168)
 MAX_ABSENCES = 3
 # Bound on the bot's automatic moves for kicked seats after one submission.

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Query, Request, Response
 from sqlalchemy.orm import Session
 
+from app import moderation
 from app.errors import ServiceError
 from app.forum import service as forum
 from app.forum.render import render_body
@@ -15,29 +16,12 @@ from app.games import all_games
 from app.gm import service as gm
 from app.models import Game, User
 from app.web import deps
+from app.web.common import CSRF_MESSAGE, game_panel, redirect, render
 from app.web.deps import PageUser, SessionDep, SettingsDep
-from app.web.pages import CSRF_MESSAGE, redirect, render
 
 router = APIRouter(include_in_schema=False)
 
 RECENT_POSTS = 15
-
-
-def game_panel(session: Session, game: Game, user: User | None) -> dict[str, Any]:
-    """What the thread page and the game page both show about a game."""
-    seat = gm.seat_of(game, user)
-    own_view = None
-    if game.state is not None and (seat is not None or gm.is_gm(game, user)):
-        own_view = gm.private_view(game, user)
-    return {
-        "game": game,
-        "view": gm.public_view(game),
-        "own_view": own_view,
-        "seat": seat,
-        "is_gm": gm.is_gm(game, user),
-        "legal": gm.legal_lines(game, user),
-        "impl": gm.game_impl(game.kind),
-    }
 
 
 @router.get("/games")
@@ -111,9 +95,14 @@ def create_game(
     )
 
 
-@router.get("/games/{game_id}")
-def game_page(request: Request, game_id: int, session: SessionDep, user: PageUser) -> Response:
-    game = gm.get_game(session, game_id)
+def _game_page(
+    request: Request,
+    session: Session,
+    game: Game,
+    user: User | None,
+    status: int = 200,
+    **extra: Any,
+) -> Response:
     thread = game.thread
     posts = forum.list_posts(
         session, thread, max(0, thread.post_count - RECENT_POSTS), RECENT_POSTS
@@ -122,16 +111,74 @@ def game_page(request: Request, game_id: int, session: SessionDep, user: PageUse
     def anchor_href(number: int) -> str:
         return f"/threads/{thread.id}?page={(number - 1) // 100 + 1}#{number}"
 
-    recent = [(post, render_body(post.body, anchor_href)) for post in posts]
+    recent = [(post, render_body(moderation.shown_body(post, user), anchor_href)) for post in posts]
     context = game_panel(session, game, user)
+    sealed = gm.sealed_for(session, game, user)
+    can_seal = game.status == "active" and (context["seat"] is not None or context["is_gm"])
     session.commit()
+    values: dict[str, Any] = {
+        "form": {"body": ""},
+        "error": None,
+        "preview": None,
+        "sealed_error": None,
+        "sealed_body": "",
+        **extra,
+    }
     return render(
         request,
         "games/game.html",
         user,
+        status,
         thread=thread,
         recent=recent,
-        form={"body": ""},
-        error=None,
+        sealed=sealed,
+        can_seal=can_seal,
+        panel=context,
         **context,
+        **values,
+    )
+
+
+@router.get("/games/{game_id}")
+def game_page(request: Request, game_id: int, session: SessionDep, user: PageUser) -> Response:
+    return _game_page(request, session, gm.get_game(session, game_id), user)
+
+
+@router.post("/games/{game_id}/sealed")
+def sealed_command(
+    request: Request,
+    game_id: int,
+    session: SessionDep,
+    user: PageUser,
+    body: Annotated[str, Form()] = "",
+    csrf_token: Annotated[str, Form()] = "",
+) -> Response:
+    game = gm.get_game(session, game_id)
+    if user is None:
+        status, error = 401, "封印コマンドを送るにはログインしてください。"
+    elif not deps.csrf_ok(request, csrf_token):
+        status, error = 403, CSRF_MESSAGE
+    else:
+        try:
+            row, _public = gm.submit_sealed(session, game.id, user, body, deps.secret_key(request))
+            session.commit()
+            if row.ok:
+                return redirect(f"/games/{game.id}#sealed")
+            status, error = 422, row.reply
+        except ServiceError as exc:
+            session.rollback()
+            status, error = exc.status, exc.message
+    game = gm.get_game(session, game_id)
+    return _game_page(request, session, game, user, status, sealed_error=error, sealed_body=body)
+
+
+@router.get("/games/{game_id}/log")
+def game_log(request: Request, game_id: int, session: SessionDep, user: PageUser) -> Response:
+    game = gm.get_game(session, game_id)
+    entries = moderation.log_for(session, game)
+    moves = gm.moves_of(session, game)
+    readable = {row.id for row in gm.sealed_for(session, game, user)}
+    session.commit()
+    return render(
+        request, "games/log.html", user, game=game, entries=entries, moves=moves, readable=readable
     )

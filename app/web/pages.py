@@ -2,48 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Form, Query, Request, Response
+from fastapi import APIRouter, Path, Request, Response
 from fastapi.responses import RedirectResponse
+from sqlalchemy.orm import Session
 
-from app import accounts
+from app import accounts, moderation
+from app.config import Settings
 from app.errors import ServiceError
 from app.forum import service as forum
-from app.forum.render import render_body
 from app.gm import service as gm
-from app.models import Thread, User
+from app.models import User
 from app.web import deps
+from app.web.common import (
+    CSRF_MESSAGE,
+    FormText,
+    PageNumber,
+    redirect,
+    render,
+    safe_next,
+    thread_context,
+)
 from app.web.deps import PageUser, SessionDep, SettingsDep
 
 router = APIRouter(include_in_schema=False)
-
-PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]
-FormText = Annotated[str, Form()]
-CSRF_MESSAGE = (
-    "フォームの有効期限が切れたか、別のページから送信されました。もう一度送信してください。"
-)
-
-
-def render(
-    request: Request, name: str, user: User | None, status_code: int = 200, **context: Any
-) -> Response:
-    templates = request.app.state.templates
-    response: Response = templates.TemplateResponse(
-        request, name, deps.template_context(request, user, **context), status_code=status_code
-    )
-    return response
-
-
-def redirect(url: str) -> RedirectResponse:
-    return RedirectResponse(url, status_code=303)
-
-
-def safe_next(target: str) -> str:
-    """Only same-site paths: a login link must not bounce anyone to another site."""
-    if target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
-    return "/"
+NO_REPLY = "（命令の行がないので、ボットは答えません）"
 
 
 @router.get("/favicon.ico")
@@ -125,30 +109,6 @@ def new_thread(
     )
 
 
-def _thread_context(
-    session: SessionDep, thread: Thread, page: int, per_page: int
-) -> dict[str, Any]:
-    current = forum.page_of(thread.post_count, per_page, page)
-    posts = forum.list_posts(session, thread, (current.number - 1) * per_page, per_page)
-
-    def anchor_href(number: int) -> str:
-        target_page = (number - 1) // per_page + 1
-        return f"#{number}" if target_page == current.number else f"?page={target_page}#{number}"
-
-    rendered = [(post, render_body(post.body, anchor_href)) for post in posts]
-    return {"thread": thread, "posts": rendered, "page": current}
-
-
-def _with_game(
-    session: SessionDep, thread: Thread, user: User | None, context: dict[str, Any]
-) -> dict[str, Any]:
-    from app.web.game_pages import game_panel
-
-    game = gm.game_for_thread(session, thread.id)
-    context["panel"] = game_panel(session, game, user) if game is not None else None
-    return context
-
-
 @router.get("/threads/{thread_id}")
 def thread_page(
     request: Request,
@@ -159,9 +119,7 @@ def thread_page(
     page: PageNumber = 1,
 ) -> Response:
     thread = forum.get_thread(session, thread_id)
-    context = _with_game(
-        session, thread, user, _thread_context(session, thread, page, settings.posts_per_page)
-    )
+    context = thread_context(session, thread, user, page, settings.posts_per_page)
     session.commit()
     return render(request, "forum/thread.html", user, form={"body": ""}, error=None, **context)
 
@@ -196,14 +154,87 @@ def new_post(
         except ServiceError as exc:
             session.rollback()
             status, error = exc.status, exc.message
+    return _thread_again(request, session, settings, user, thread_id, body, status, error)
+
+
+@router.post("/threads/{thread_id}/preview")
+def preview_post(
+    request: Request,
+    thread_id: int,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: PageUser,
+    body: FormText = "",
+    csrf_token: FormText = "",
+) -> Response:
+    """プレビュー: the bot's answer as it would be, with the text kept; nothing is stored."""
     thread = forum.get_thread(session, thread_id)
-    context = _with_game(
-        session, thread, user, _thread_context(session, thread, 1_000_000, settings.posts_per_page)
+    status, error, preview = 200, None, None
+    if user is None:
+        status, error = 401, "プレビューするにはログインしてください。"
+    elif not deps.csrf_ok(request, csrf_token):
+        status, error = 403, CSRF_MESSAGE
+    else:
+        try:
+            _post, replies = gm.submit_post(
+                session, thread.id, user, body, deps.secret_key(request)
+            )
+            preview = [reply.body for reply in replies] or [
+                "（命令の行がないので、ボットは答えません）"
+            ]
+        except ServiceError as exc:
+            status, error = exc.status, exc.message
+        finally:
+            session.rollback()
+    return _thread_again(
+        request, session, settings, user, thread_id, body, status, error, preview=preview
     )
+
+
+def _thread_again(
+    request: Request,
+    session: Session,
+    settings: Settings,
+    user: User | None,
+    thread_id: int,
+    body: str,
+    status: int,
+    error: str | None,
+    preview: list[str] | None = None,
+) -> Response:
+    """The thread's last page again, with the typed text and the message or preview."""
+    thread = forum.get_thread(session, thread_id)
+    context = thread_context(session, thread, user, 1_000_000, settings.posts_per_page)
     session.commit()
     return render(
-        request, "forum/thread.html", user, status, form={"body": body}, error=error, **context
+        request,
+        "forum/thread.html",
+        user,
+        status,
+        form={"body": body},
+        error=error,
+        preview=preview,
+        **context,
     )
+
+
+@router.post("/threads/{thread_id}/posts/{number}/hide")
+def hide_post(
+    request: Request,
+    thread_id: int,
+    number: Annotated[int, Path(ge=1, le=2**31 - 1)],
+    session: SessionDep,
+    settings: SettingsDep,
+    user: PageUser,
+    csrf_token: FormText = "",
+    action: FormText = "hide",
+) -> Response:
+    if not deps.csrf_ok(request, csrf_token):
+        return render(request, "error.html", user, 403, status=403, message=CSRF_MESSAGE)
+    moderation.set_hidden(session, thread_id, number, user, action != "unhide")
+    session.commit()
+    page = (number - 1) // settings.posts_per_page + 1
+    return redirect(f"/threads/{thread_id}?page={page}#{number}")
 
 
 # --- accounts ---------------------------------------------------------------------------

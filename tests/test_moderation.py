@@ -1,0 +1,302 @@
+"""GM moderation and asynchronous play (issue: deadlines, sealed commands, undo, preview)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app import accounts, moderation
+from app.checks import run_checks
+from app.db import Database
+from app.errors import Forbidden
+from app.gm import deadlines, replay
+from app.gm import service as gm
+from app.models import Game, ModerationEntry, Post, User
+from tests.conftest import unique_name
+from tests.test_gm_pipeline import SECRET, post, seed_without_choice
+
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+def make_user(session: Session) -> User:
+    return accounts.register(session, unique_name(), "password123")
+
+
+def new_table(session: Session, players: int = 3, **options: Any) -> dict[str, Any]:
+    master = make_user(session)
+    seated = [make_user(session) for _ in range(players)]
+    game = gm.create_game(session, master, "eitsuku", "卓", dict(options), SECRET,
+                          seed=seed_without_choice([u.name for u in seated]))
+    for user in seated:
+        gm.submit_post(session, game.thread_id, user, "JOIN", SECRET, now=T0)
+    _, replies = gm.submit_post(session, game.thread_id, master, "START", SECRET, now=T0)
+    assert replies[0].reply_ok, replies[0].body
+    return {"gm": master, "players": seated, "game": game}
+
+
+@pytest.fixture
+def table(session: Session) -> dict[str, Any]:
+    return new_table(session)
+
+
+def say(session: Session, game: Game, user: User, body: str, now: datetime = T0) -> Post:
+    _, replies = gm.submit_post(session, game.thread_id, user, body, SECRET, now=now)
+    assert replies, "expected a reply from the bot"
+    return replies[0]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["UNDO", "AS {p} END", "KICK {p}", "REPLACE {p} {p}", "PAUSE", "RESUME", "ABORT",
+     "DEADLINE 24", "ADJUST {p} +3 理由"],
+)
+def test_gm_commands_by_a_non_gm_are_refused(
+    session: Session, table: dict[str, Any], line: str
+) -> None:
+    game = table["game"]
+    player = table["players"][0]
+    version = game.version
+    reply = say(session, game, player, line.format(p=table["players"][1].name))
+    assert not reply.reply_ok and "GM だけ" in reply.body
+    assert game.version == version
+
+
+def test_kick_lets_the_bot_play_the_seat(session: Session, table: dict[str, Any]) -> None:
+    """A kicked player with no replacement is played by the bot with the default actions."""
+    game = table["game"]
+    kicked = table["players"][2]
+    reply = say(session, game, table["gm"], f"KICK {kicked.name}")
+    assert reply.reply_ok, reply.body
+    assert "ボット: 追放された席" in reply.body  # the game waited for the seat: played at once
+    assert "第2週" not in reply.body
+    say(session, game, table["players"][0], "END")
+    last = say(session, game, table["players"][1], "END")
+    assert last.reply_ok and "ボット: 追放された席" in last.body
+    assert game.state is not None and game.state["week"] == 2
+    bot_moves = [m for m in gm.moves_of(session, game) if m.by_bot]
+    assert [m.actor_seat for m in bot_moves] == [2, 2]  # week 1 at KICK, week 2 at its start
+    refused = say(session, game, kicked, "END")
+    assert not refused.reply_ok and "追放" in refused.body
+
+
+def test_replace_hands_the_seat_over_and_replay_still_matches(
+    session: Session, table: dict[str, Any]
+) -> None:
+    game = table["game"]
+    old = table["players"][0]
+    newcomer = make_user(session)
+    reply = say(session, game, table["gm"], f"REPLACE {old.name} {newcomer.name}")
+    assert reply.reply_ok, reply.body
+    assert gm.seat_of(game, newcomer) == 0 and gm.seat_of(game, old) is None
+    assert say(session, game, newcomer, "DRAW\nEND").reply_ok
+    assert not say(session, game, old, "END").reply_ok
+    assert replay.replay(session, game) == game.state
+    assert run_checks(session) == []
+
+
+def test_replace_with_unknown_user_refused(session: Session, table: dict[str, Any]) -> None:
+    reply = say(session, table["game"], table["gm"],
+                f"REPLACE {table['players'][0].name} {unique_name()}")
+    assert not reply.reply_ok and "利用者はいません" in reply.body
+
+
+@pytest.mark.parametrize("hours", [0, 673, 100000])
+def test_absurd_deadline_refused(session: Session, table: dict[str, Any], hours: int) -> None:
+    reply = say(session, table["game"], table["gm"], f"DEADLINE {hours}")
+    assert not reply.reply_ok and "672" in reply.body
+    assert table["game"].deadline_at is None
+
+
+def test_deadline_sets_and_resets_with_the_turn(session: Session, table: dict[str, Any]) -> None:
+    game = table["game"]
+    assert say(session, game, table["gm"], "DEADLINE 24").reply_ok
+    assert game.deadline_at == T0 + timedelta(hours=24)
+    later = T0 + timedelta(hours=5)
+    for player in table["players"]:
+        say(session, game, player, "END", now=later)
+    assert game.deadline_at == later + timedelta(hours=24)  # the week moved: a new deadline
+
+
+def test_absent_pushes_the_deadline_three_times_at_most(
+    session: Session, table: dict[str, Any]
+) -> None:
+    game = table["game"]
+    player = table["players"][0]
+    refused = say(session, game, player, "ABSENT 12")
+    assert not refused.reply_ok and "期限が設定されていません" in refused.body
+    say(session, game, table["gm"], "DEADLINE 24")
+    for used in range(1, 4):
+        reply = say(session, game, player, "不在 12")
+        assert reply.reply_ok and f"{used}/3回目" in reply.body
+        assert game.deadline_at == T0 + timedelta(hours=24 + 12 * used)
+    fourth = say(session, game, player, "ABSENT 12")
+    assert not fourth.reply_ok and "3回まで" in fourth.body
+
+
+def test_pause_resume_abort_are_logged(session: Session, table: dict[str, Any]) -> None:
+    game = table["game"]
+    for line in ("PAUSE", "RESUME", f"KICK {table['players'][2].name}", "ABORT"):
+        assert say(session, game, table["gm"], line).reply_ok
+    actions = [e.action for e in moderation.log_for(session, game)]
+    assert actions == ["START", "PAUSE", "RESUME", "KICK", "ABORT"]
+    assert all(e.actor_name == table["gm"].name for e in moderation.log_for(session, game))
+
+
+def play_to_end(session: Session, table: dict[str, Any]) -> None:
+    game = table["game"]
+    order = ("CHOOSE", "RELEASE", "SET", "SCOUT 役者", "DRAW", "END")
+    for _ in range(2000):
+        if game.status != "active":
+            return
+        for player in table["players"]:
+            legal = gm.legal_lines(game, player)
+            line = next((c for p in order for c in legal if c.startswith(p)), None)
+            if line is not None:
+                assert say(session, game, player, line).reply_ok
+    raise AssertionError("the game did not end")
+
+
+def test_adjust_appears_in_the_breakdown_and_reranks(
+    session: Session, table: dict[str, Any]
+) -> None:
+    game = table["game"]
+    play_to_end(session, table)
+    assert game.status == "finished" and game.result is not None
+    before = {e["name"]: e for e in game.result["ranking"]}
+    last = max(game.result["ranking"], key=lambda e: e["rank"])
+    reply = say(session, game, table["gm"], f"ADJUST {last['name']} +500 特別賞")
+    assert reply.reply_ok, reply.body
+    after = {e["name"]: e for e in game.result["ranking"]}
+    adjusted = after[last["name"]]
+    assert adjusted["breakdown"]["gm"] == 500
+    if before[last["name"]]["score"] is not None:
+        assert adjusted["score"] == before[last["name"]]["score"] + 500
+        assert adjusted["rank"] == 1
+    assert "GM 調整" in reply.body
+
+
+def test_undo_marks_moves_undone_and_rebuilds(session: Session, table: dict[str, Any]) -> None:
+    game = table["game"]
+    before = game.state
+    say(session, game, table["players"][0], "DRAW\nEND")
+    assert say(session, game, table["gm"], "UNDO").reply_ok
+    assert game.state == before
+    assert [m.undone for m in gm.moves_of(session, game)] == [True, True]
+    assert say(session, game, table["players"][0], "END").reply_ok
+    assert replay.replay(session, game) == game.state
+
+
+def test_sealed_command_from_a_non_player_refused(session: Session, table: dict[str, Any]) -> None:
+    with pytest.raises(Forbidden):
+        gm.submit_sealed(session, table["game"].id, make_user(session), "END", SECRET)
+
+
+def test_eitsuku_has_nothing_to_seal(session: Session, table: dict[str, Any]) -> None:
+    game = table["game"]
+    version = game.version
+    row, public = gm.submit_sealed(session, game.id, table["players"][0], "END", SECRET)
+    assert not row.ok and "秘密にする命令はありません" in row.reply
+    assert public is None and game.version == version
+
+
+def test_preview_stores_nothing(session: Session, table: dict[str, Any]) -> None:
+    game = table["game"]
+    count, version = game.thread.post_count, game.version
+    with session.begin_nested() as nested:
+        _, replies = gm.preview(session, game.thread_id, table["players"][0], "DRAW", SECRET)
+        assert replies[0].reply_ok and "DRAW" in replies[0].body
+        nested.rollback()
+    session.refresh(game)
+    session.refresh(game.thread)
+    assert (game.thread.post_count, game.version) == (count, version)
+
+
+def test_hide_post_abon_by_gm_not_by_players(session: Session, table: dict[str, Any]) -> None:
+    game = table["game"]
+    _, _ = gm.submit_post(session, game.thread_id, table["players"][0], "荒らし", SECRET)
+    number = game.thread.post_count
+    with pytest.raises(Forbidden):
+        moderation.set_hidden(session, game.thread_id, number, table["players"][1], True)
+    hidden = moderation.set_hidden(session, game.thread_id, number, table["gm"], True)
+    assert moderation.shown_body(hidden, None) == "あぼーん"
+    assert moderation.shown_body(hidden, table["players"][1]) == "あぼーん"
+    admin = make_user(session)
+    admin.is_admin = True
+    assert moderation.shown_body(hidden, admin) == "荒らし"
+    entry = session.scalars(select(ModerationEntry).where(ModerationEntry.action == "HIDE")).all()
+    assert any(e.post_number == number for e in entry)
+
+
+def test_mute_spectators_refuses_their_talk(session: Session) -> None:
+    table = new_table(session, mute_spectators=True)
+    game = table["game"]
+    with pytest.raises(Forbidden):
+        gm.submit_post(session, game.thread_id, make_user(session), "がんばれ", SECRET)
+    mine, _ = gm.submit_post(session, game.thread_id, table["players"][0], "ありがとう", SECRET)
+    assert mine.kind == "talk"
+
+
+# --- deadlines (committed data: tick opens its own transactions) -----------------------------
+
+
+def committed_table(database: Database, deadline: int) -> int:
+    with database.session() as session:
+        table = new_table(session, deadline_hours=deadline)
+        session.commit()
+        return table["game"].id
+
+
+def test_tick_plays_defaults_for_late_players_once(database: Database) -> None:
+    game_id = committed_table(database, 24)
+    with database.session() as session:
+        game = session.get(Game, game_id)
+        assert game is not None and game.deadline_at == T0 + timedelta(hours=24)
+        first = game.players[0]
+        user = session.get(User, first.user_id)
+        assert user is not None
+        gm.submit_post(session, game.thread_id, user, "DRAW\nEND", SECRET, now=T0)
+        session.commit()
+    assert game_id not in deadlines.tick(database, SECRET, now=T0 + timedelta(hours=23))
+    late = T0 + timedelta(hours=25)
+    assert game_id in deadlines.tick(database, SECRET, now=late)
+    assert game_id not in deadlines.tick(database, SECRET, now=late)  # applied once
+    with database.session() as session:
+        game = session.get(Game, game_id)
+        assert game is not None and game.state is not None
+        assert game.state["week"] == 2
+        assert game.deadline_at == late + timedelta(hours=24)
+        notice = session.scalars(
+            select(Post).where(Post.thread_id == game.thread_id).order_by(Post.number.desc())
+        ).first()
+        assert notice is not None and notice.body.startswith("⏰ 期限切れ")
+        late_names = [p.name for p in game.players[1:]]
+        assert all(name in notice.body.split("\n")[0] for name in late_names)
+        assert game.players[0].name not in notice.body.split("\n")[0]
+        bot = [m for m in gm.moves_of(session, game) if m.by_bot]
+        assert sorted(m.actor_seat for m in bot) == [1, 2]
+        assert replay.replay(session, game) == game.state
+
+
+def test_concurrent_ticks_apply_each_deadline_once(database: Database) -> None:
+    game_id = committed_table(database, 1)
+    late = T0 + timedelta(hours=2)
+    results: list[list[int]] = []
+
+    def run() -> None:
+        results.append(deadlines.tick(database, SECRET, now=late))
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(ids.count(game_id) for ids in results) == 1
+    with database.session() as session:
+        game = session.get(Game, game_id)
+        assert game is not None and game.state is not None and game.state["week"] == 2
+        assert len([m for m in gm.moves_of(session, game) if m.by_bot]) == 3

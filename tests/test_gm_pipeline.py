@@ -303,3 +303,17 @@ def test_pending_choose_must_come_first(session: Session, table: dict[str, Any])
 def test_which_lines_are_commands(line: str, kind: str) -> None:
     """A known verb first makes a command; lower-case English only if the whole line parses."""
     assert pipeline.classify_line(gm.game_impl("eitsuku"), line) == kind
+
+
+def test_seed_hash_at_start_and_seed_revealed_at_the_end(
+    session: Session, started: dict[str, Any]
+) -> None:
+    import hashlib
+
+    game = started["game"]
+    posts = list(session.scalars(select(Post).where(Post.thread_id == game.thread_id)))
+    digest = hashlib.sha256(game.seed.encode()).hexdigest()
+    start_reply = next(p for p in posts if "ゲーム開始" in p.body)
+    assert digest in start_reply.body and game.seed not in start_reply.body
+    _, reply = post(session, game, started["gm"], "ABORT")
+    assert reply is not None and game.seed in reply.body

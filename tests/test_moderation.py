@@ -18,7 +18,7 @@ from app.gm import deadlines, replay
 from app.gm import service as gm
 from app.models import Game, ModerationEntry, Post, User
 from tests.conftest import unique_name
-from tests.test_gm_pipeline import SECRET, post, seed_without_choice
+from tests.test_gm_pipeline import SECRET, seed_without_choice
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

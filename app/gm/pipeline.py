@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import hashlib
 import unicodedata
 from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import datetime, timedelta
@@ -329,6 +330,9 @@ def apply_command(session: Session, sub: Submission, work: Working, command: Any
         work.started = True
         order = "、".join(f"{i + 1}. {name}" for i, name in enumerate(names))
         work.public.append(f"ゲーム開始！ 席順: {order}")
+        work.public.append(
+            f"乱数の種の SHA-256: {seed_hash(game.seed)}（種はゲームの終わりに公開します）"
+        )
         work.log.append(("START", order))
     elif isinstance(command, platform.Pause | platform.Resume):
         pausing = isinstance(command, platform.Pause)
@@ -699,8 +703,13 @@ def success_text(session: Session, sub: Submission, work: Working) -> str:
     return "\n".join(lines).rstrip()
 
 
+def seed_hash(seed: str) -> str:
+    """Posted at START; anyone can check the seed revealed at the end against it."""
+    return hashlib.sha256(seed.encode()).hexdigest()
+
+
 def closing_lines(session: Session, game: Game, impl: GameImpl) -> list[str]:
-    """The final ranking and the epilogue: every sealed command and every hidden thing."""
+    """The final ranking, the seed, and the epilogue: every sealed command and hidden thing."""
     lines: list[str] = []
     if game.result:
         lines += ["", "【最終結果】"]
@@ -712,6 +721,8 @@ def closing_lines(session: Session, game: Game, impl: GameImpl) -> list[str]:
             select(SealedCommand).where(SealedCommand.game_id == game.id).order_by(SealedCommand.id)
         )
     )
+    if game.started_at is not None:
+        lines += ["", f"乱数の種: {game.seed}", f"（SHA-256: {seed_hash(game.seed)}）"]
     hidden = impl.epilogue(game.state) if game.state is not None else []
     if sealed or hidden:
         lines += ["", "【エピローグ】すべての封印と秘密を公開します。"]

@@ -15,6 +15,7 @@ def _prepare_database(settings: Settings) -> None:
     from app.gm.service import ensure_game_boards
 
     migrate.upgrade(settings)
+    settings.resolved_secret_key()  # made once, before several workers could race for it
     db = Database(settings.database_url)
     try:
         with db.session() as session:
@@ -30,7 +31,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = get_settings()
     if settings.is_sqlite or args.migrate:
         _prepare_database(settings)
-    settings.resolved_secret_key()  # made once here, before several workers could race for it
+    settings.resolved_secret_key()
     print(f"bbsgm: serving on http://{args.host}:{args.port}/ ({settings.database_url})")
     uvicorn.run(
         "app.main:app_factory",

@@ -146,3 +146,38 @@ def test_play_a_week_of_eitsuku_through_the_pages(
 def player_name(page: Page, names: list[str]) -> str:
     text = page.locator(".whoami").inner_text()
     return next(name for name in names if text.startswith(name))
+
+
+def test_preview_shows_the_bot_answer_and_keeps_the_text(
+    browser: Browser, live_server: LiveServer
+) -> None:
+    contexts = [browser.new_context(base_url=live_server.url, locale="ja-JP") for _ in range(2)]
+    try:
+        master, player = (c.new_page() for c in contexts)
+        register_in(master, unique_name("g"))
+        register_in(player, unique_name("p"))
+        master.goto("/games/new")
+        master.fill("input[name=title]", "プレビュー卓")
+        master.click("form.auth-form button[type=submit]")
+        game_url = master.url
+        player.goto(game_url)
+        player.fill("#reply textarea", "SET 主演 役者7")
+        player.click("#reply button.secondary")
+        expect(player.locator(".preview")).to_contain_text("1〜6")
+        expect(player.locator("#reply textarea")).to_have_value("SET 主演 役者7")
+        expect(player.locator(".thread-title .count")).to_have_text("(1)")  # nothing stored
+
+        player.fill("#reply textarea", "荒らしの書き込み")
+        player.click("#reply button[type=submit]:not(.secondary)")
+        master.goto(game_url.replace("/games/", "/api/games/"))
+        thread_id = master.evaluate("JSON.parse(document.body.innerText).thread_id")
+        master.goto(f"/threads/{thread_id}")
+        post = master.locator("article.post[id='2']")
+        post.locator("form.mod button").click()
+        expect(master.locator("article.post[id='2'] .post-body")).to_have_text("あぼーん")
+        player.goto(f"/threads/{thread_id}")
+        expect(player.locator("article.post[id='2'] .post-body")).to_have_text("あぼーん")
+        expect(player.locator("article.post[id='2'] form.mod")).to_have_count(0)
+    finally:
+        for context in contexts:
+            context.close()

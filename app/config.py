@@ -27,6 +27,9 @@ class Settings(BaseSettings):
     posts_per_page: int = Field(default=100, ge=1, le=1000)
     # How often each server process checks turn deadlines (0: never; use `bbsgm tick`).
     tick_seconds: int = Field(default=30, ge=0, le=86_400)
+    # Live threads re-read the database at least this often (covers writers that cannot
+    # notify this process, e.g. `bbsgm tick` on SQLite).
+    live_poll_seconds: float = Field(default=15.0, gt=0, le=86_400)
     max_body_chars: int = 10_000
     max_title_chars: int = 100
     templates_dir: Path = Field(default_factory=lambda: resource_dir("templates"))

@@ -15,6 +15,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app import live
 from app.api.games import router as games_api_router
 from app.api.routes import router as api_router
 from app.config import Settings, get_settings
@@ -23,6 +24,7 @@ from app.errors import ServiceError
 from app.gm.deadlines import tick
 from app.web import deps
 from app.web.game_pages import router as game_pages_router
+from app.web.live_pages import router as live_router
 from app.web.pages import router as pages_router
 from app.web.templating import make_templates
 
@@ -45,12 +47,21 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        live.HUB.bind(asyncio.get_running_loop())
+        listener = None
+        engine = app.state.database.engine
+        if engine.dialect.name == "postgresql":
+            dsn = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+            listener = live.PostgresListener(dsn, live.HUB)
+            listener.start()
         runner = None
         if settings.tick_seconds > 0:
             runner = asyncio.create_task(deadline_runner(app, settings.tick_seconds))
         yield
         if runner is not None:
             runner.cancel()
+        if listener is not None:
+            listener.stop()
         if database is None:
             app.state.database.dispose()
 
@@ -129,6 +140,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(api_router)
     app.include_router(games_api_router)
+    app.include_router(live_router)
     app.include_router(pages_router)
     app.include_router(game_pages_router)
     return app

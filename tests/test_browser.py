@@ -26,8 +26,14 @@ def browser() -> Iterator[Browser]:
         browser = p.chromium.launch(
             executable_path=CHROMIUM,
             headless=True,
-            args=["--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--disable-quic"],
+            args=[
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--disable-quic",
+            ],
         )
         yield browser
         browser.close()
@@ -181,3 +187,20 @@ def test_preview_shows_the_bot_answer_and_keeps_the_text(
     finally:
         for context in contexts:
             context.close()
+
+
+def test_thread_page_shows_new_posts_live(page: Page, live_server: LiveServer) -> None:
+    import httpx
+
+    from tests.conftest import api_user
+
+    with httpx.Client(base_url=live_server.url) as client:
+        author = api_user(client)
+        thread_id = author.post(
+            "/api/boards/chat/threads", {"title": "生中継", "body": "1"}
+        ).json()["id"]
+        page.goto(f"/threads/{thread_id}")
+        expect(page.locator("article.post")).to_have_count(1)
+        author.post(f"/api/threads/{thread_id}/posts", {"body": "リロードなしで見える"})
+        expect(page.locator("article.post[id='2'] .post-body")).to_have_text("リロードなしで見える")
+        expect(page.locator(".thread-title .count")).to_have_text("(2)")

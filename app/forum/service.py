@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app import live
 from app.errors import Invalid, NotFound
 from app.models import Board, Post, Thread, User, utcnow
 
@@ -186,6 +187,7 @@ def add_post(
     thread.post_count = number
     thread.last_post_at = now
     session.flush()
+    live.touched(session, thread.id)
     return post
 
 

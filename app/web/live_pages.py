@@ -1,0 +1,110 @@
+"""Server-Sent Events for threads: new posts appear without a reload (app/web/static/live.js);
+every page still works without JavaScript."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Request, Response
+from sse_starlette.sse import EventSourceResponse
+from starlette.concurrency import run_in_threadpool
+
+from app import live, moderation
+from app.api.schemas import PostOut
+from app.db import Database
+from app.forum import service as forum
+from app.forum.render import render_body
+from app.gm import service as gm
+from app.web.common import game_panel, render
+from app.web.deps import PageUser, SessionDep
+
+router = APIRouter()
+BATCH = 200
+
+
+def _posts_after(
+    request: Request, db: Database, thread_id: int, after: int
+) -> list[dict[str, Any]]:
+    """The posts after ``after`` as SSE payloads: JSON fields plus the server-rendered HTML."""
+    template = request.app.state.templates.get_template("includes/post.html")
+    per_page = request.app.state.settings.posts_per_page
+    with db.session() as session:
+        thread = forum.get_thread(session, thread_id)
+        posts = forum.list_posts(session, thread, after, BATCH)
+        payloads = []
+        for post in posts:
+            page = (post.number - 1) // per_page + 1
+
+            def href(number: int, page: int = page) -> str:
+                target = (number - 1) // per_page + 1
+                return f"#{number}" if target == page else f"?page={target}#{number}"
+
+            html = template.render(
+                post=post,
+                html=render_body(moderation.shown_body(post, None), href),
+                thread=thread,
+                undone_posts=(),
+                can_moderate=False,
+                user=None,
+                csrf_token="",
+            )
+            payloads.append({**PostOut.of(post).model_dump(mode="json"), "html": html})
+        session.commit()
+    return payloads
+
+
+def _resume_point(last_event_id: str | None, after: int) -> int:
+    if last_event_id and last_event_id.isdigit() and len(last_event_id) < 10:
+        return int(last_event_id)
+    return after
+
+
+@router.get("/threads/{thread_id}/events", include_in_schema=False)
+@router.get("/api/threads/{thread_id}/events")
+async def thread_events(
+    request: Request,
+    thread_id: int,
+    after: Annotated[int, Query(ge=0, le=2**31)] = 0,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> Response:
+    """``event: post`` for every post after ``after`` (or ``Last-Event-ID``), then live."""
+    db: Database = request.app.state.database
+    await run_in_threadpool(_check_thread, db, thread_id)
+    start = _resume_point(last_event_id, after)
+    poll = request.app.state.settings.live_poll_seconds
+
+    async def stream() -> AsyncIterator[dict[str, Any]]:
+        last = start
+        waiter = live.HUB.subscribe(thread_id)
+        try:
+            while True:
+                waiter.clear()
+                for payload in await run_in_threadpool(_posts_after, request, db, thread_id, last):
+                    last = payload["number"]
+                    yield {"id": str(last), "event": "post", "data": json.dumps(payload)}
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(waiter.wait(), timeout=poll)
+        finally:
+            live.HUB.unsubscribe(thread_id, waiter)
+
+    return EventSourceResponse(stream(), ping=20, send_timeout=30)
+
+
+def _check_thread(db: Database, thread_id: int) -> None:
+    with db.session() as session:
+        forum.get_thread(session, thread_id)
+
+
+@router.get("/games/{game_id}/panel", include_in_schema=False)
+def game_panel_fragment(
+    request: Request, game_id: int, session: SessionDep, user: PageUser
+) -> Response:
+    """The game panel alone, for live.js to refresh the board after a move."""
+    game = gm.get_game(session, game_id)
+    panel = game_panel(session, game, user)
+    session.commit()
+    return render(request, "games/panel_fragment.html", user, panel=panel)

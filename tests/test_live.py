@@ -1,0 +1,164 @@
+"""Live threads: Server-Sent Events deliver every new post once, in order, and resume from
+Last-Event-ID after a reconnect (HTTP over loopback)."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import ApiUser, LiveServer, api_user
+
+
+def read_events(
+    url: str, headers: dict[str, str], out: queue.Queue[dict[str, Any]], stop: threading.Event
+) -> None:
+    with (
+        httpx.Client(timeout=httpx.Timeout(30, read=30)) as client,
+        client.stream("GET", url, headers=headers) as response,
+    ):
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        event: dict[str, Any] = {}
+        for line in response.iter_lines():
+            if stop.is_set():
+                return
+            if not line:
+                if event.get("event") == "post":
+                    out.put(event)
+                event = {}
+                continue
+            field, _, value = line.partition(":")
+            event[field] = value.strip()
+
+
+@pytest.fixture
+def thread(client: httpx.Client) -> Iterator[tuple[ApiUser, int]]:
+    user = api_user(client)
+    created = user.post("/api/boards/chat/threads", {"title": "ライブ", "body": "1"}).json()
+    yield user, created["id"]
+
+
+def collect(out: queue.Queue[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    return [out.get(timeout=20) for _ in range(count)]
+
+
+def start_reader(
+    url: str, headers: dict[str, str] | None = None
+) -> tuple[queue.Queue[dict[str, Any]], threading.Event]:
+    out: queue.Queue[dict[str, Any]] = queue.Queue()
+    stop = threading.Event()
+    threading.Thread(target=read_events, args=(url, headers or {}, out, stop), daemon=True).start()
+    return out, stop
+
+
+def test_new_posts_stream_live_once_each(
+    live_server: LiveServer, thread: tuple[ApiUser, int]
+) -> None:
+    user, thread_id = thread
+    out, stop = start_reader(f"{live_server.url}/threads/{thread_id}/events")
+    try:
+        first = collect(out, 1)
+        assert first[0]["id"] == "1"
+        for i in range(2, 6):
+            assert (
+                user.post(f"/api/threads/{thread_id}/posts", {"body": f"live {i}"}).status_code
+                == 201
+            )
+        events = collect(out, 4)
+        assert [e["id"] for e in events] == ["2", "3", "4", "5"]
+        payload = json.loads(events[-1]["data"])
+        assert payload["body"] == "live 5" and payload["number"] == 5
+        assert 'id="5"' in payload["html"] and "live 5" in payload["html"]
+        assert out.empty()
+    finally:
+        stop.set()
+
+
+def test_reconnect_resumes_from_last_event_id(
+    live_server: LiveServer, thread: tuple[ApiUser, int]
+) -> None:
+    user, thread_id = thread
+    for i in range(2, 5):
+        user.post(f"/api/threads/{thread_id}/posts", {"body": f"{i}"})
+    out, stop = start_reader(
+        f"{live_server.url}/api/threads/{thread_id}/events", {"Last-Event-ID": "2"}
+    )
+    try:
+        assert [e["id"] for e in collect(out, 2)] == ["3", "4"]
+        user.post(f"/api/threads/{thread_id}/posts", {"body": "5"})
+        assert [e["id"] for e in collect(out, 1)] == ["5"]
+    finally:
+        stop.set()
+
+
+def test_bot_replies_stream_too(live_server: LiveServer, client: httpx.Client) -> None:
+    master = api_user(client)
+    created = master.post("/api/games", {"kind": "eitsuku", "title": "ライブ卓"}).json()
+    out, stop = start_reader(f"{live_server.url}/threads/{created['thread_id']}/events")
+    try:
+        collect(out, 1)
+        player = api_user(client)
+        player.post(f"/api/threads/{created['thread_id']}/posts", {"body": "JOIN"})
+        events = collect(out, 2)
+        kinds = [json.loads(e["data"])["kind"] for e in events]
+        assert kinds == ["command", "gm"]
+    finally:
+        stop.set()
+
+
+def test_unknown_thread_stream_is_404(client: httpx.Client) -> None:
+    assert client.get("/threads/999999999/events").status_code == 404
+
+
+def test_postgres_notify_reaches_another_process(
+    settings: Any, database: Any, thread: tuple[ApiUser, int]
+) -> None:
+    """Several server processes on PostgreSQL: a post made through one process wakes the
+    streams of another through LISTEN/NOTIFY (polling is switched off in that process)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    if not settings.database_url.startswith("postgresql"):
+        pytest.skip("LISTEN/NOTIFY is PostgreSQL's; SQLite serves one process")
+    from tests.test_concurrency import _free_port
+
+    user, thread_id = thread
+    port = _free_port()
+    env = {
+        **os.environ,
+        "BBSGM_DATABASE_URL": settings.database_url,
+        "BBSGM_SECRET_KEY": settings.resolved_secret_key(),
+        "BBSGM_LIVE_POLL_SECONDS": "3600",
+        "BBSGM_TICK_SECONDS": "0",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"],
+        env=env,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(300):
+            try:
+                if httpx.get(f"{url}/api/boards", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        out, stop = start_reader(f"{url}/threads/{thread_id}/events")
+        try:
+            assert [e["id"] for e in collect(out, 1)] == ["1"]
+            user.post(f"/api/threads/{thread_id}/posts", {"body": "別のプロセスから"})
+            event = out.get(timeout=60)  # only NOTIFY can deliver this: polling is off
+            assert event["id"] == "2"
+        finally:
+            stop.set()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

@@ -11,10 +11,11 @@ import unicodedata
 
 from app.games.base import Game
 from app.games.eitsuku import game as eitsuku
+from app.games.eleusis import game as eleusis
 
 __all__ = ["GAMES", "Game", "all_games", "find_game"]
 
-GAMES: dict[str, Game] = {game.kind: game for game in (eitsuku,)}
+GAMES: dict[str, Game] = {game.kind: game for game in (eitsuku, eleusis)}
 
 
 def _key(name: str) -> str:

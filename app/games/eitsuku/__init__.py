@@ -65,6 +65,9 @@ class Eitsuku:
             )
         return rules.apply(state, actor, command, rng)
 
+    def needs_seal(self, state: State, command: Any) -> bool | None:
+        return False  # nothing in えいつく is secret
+
     def epilogue(self, state: State) -> list[str]:
         # Nothing is hidden but the order of the closed decks, which no one ever sees.
         return []

@@ -437,6 +437,11 @@ def to_text(node: Node, minimum: int = 0) -> str:
     return f"({text})" if _precedence(node) < minimum else text
 
 
+def _clarify(node: Node, text: str) -> str:
+    is_and = isinstance(node, Binary) and node.op == "and"
+    return f"({text})" if is_and else text
+
+
 def _text(node: Node) -> str:
     if isinstance(node, Literal_):
         return node.text
@@ -452,7 +457,13 @@ def _text(node: Node) -> str:
         return f"-{to_text(node.operand, _NEGATE)}"
     if isinstance(node, Binary):
         level = _PRECEDENCE[node.op]
-        return f"{to_text(node.left, level)} {node.op} {to_text(node.right, level + 1)}"
+        left, right = to_text(node.left, level), to_text(node.right, level + 1)
+        if node.op == "or":
+            # Not needed by the precedence, but `a and b or c` is easy to misread.
+            left, right = (
+                _clarify(side, text) for side, text in ((node.left, left), (node.right, right))
+            )
+        return f"{left} {node.op} {right}"
     if isinstance(node, Compare):
         left = to_text(node.left, _PRECEDENCE["+"])
         return f"{left} {node.op} {to_text(node.right, _PRECEDENCE['+'])}"
@@ -462,9 +473,7 @@ def _text(node: Node) -> str:
         return f"{to_text(node.item, _PRECEDENCE['+'])} {op} {items}"
     if isinstance(node, Call):
         return f"{node.function}({', '.join(map(to_text, node.args))})"
-    return (
-        f"if {to_text(node.condition)} then {to_text(node.then)} else {to_text(node.otherwise)}"
-    )
+    return f"if {to_text(node.condition)} then {to_text(node.then)} else {to_text(node.otherwise)}"
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -643,7 +652,7 @@ _RULE_INT_LABEL = "数"
 RULE_SYNTAX_EXAMPLES: dict[str, list[str]] = {
     "ルールの式を書いてください。card・prev・prev2・line・count・数・スート(S H D C)・red black・"
     "odd even・true false・abs min max・not・if・( のどれかで始まります"
-    "(例: card.color != prev.color)。": ["", "x", "カード", "card2", ")", "== 3"],
+    "(例: card.color != prev.color)。": ["", "x", "カード", ")", "== 3"],
     "比較や演算子の後に値がありません(例: card.rank > prev.rank)。": [
         "card.rank ==",
         "card.rank >",
@@ -671,12 +680,14 @@ RULE_SYNTAX_EXAMPLES: dict[str, list[str]] = {
         "prev2.number",
         "card.rank.",
     ],
-    "card・prev・prev2 の後には .属性 を書きます(例: card.rank、prev.suit)。": [
-        "card",
+    "値の後に続けられるのは .属性・比較(== != < <= > >=)・演算子(+ - * %)・and・or・in です"
+    "(例: card.rank > prev.rank)。": [
         "card 3",
-        "prev",
-        "prev2",
-        "card == prev 3",
+        "card.rank 3",
+        "prev x",
+        "count 3",
+        "3 3",
+        "card.face card.face",
     ],
     "in の後には ( 値, 値, … ) か line を書いてください(例: card.rank in (1, 3, 5))。": [
         "card.rank in",
@@ -802,7 +813,7 @@ class RuleParser:
         if interactive is not None:
             names: Iterable[str] = interactive.accepts()
         else:
-            names = getattr(error, "allowed", None) or getattr(error, "expected", ())
+            names = getattr(error, "allowed", None) or getattr(error, "expected", None) or ()
         expected = self.expected_names(names)
         at_end = getattr(getattr(error, "token", None), "type", None) == "$END"
         column = len(text) + 1 if at_end or not error.column or error.column < 1 else error.column
@@ -821,10 +832,10 @@ def syntax_message(
 ) -> str:
     """「N文字目の「…」が読めません」 + the table's advice + what could stand there."""
     if column > len(text):
-        where = "式の終わり"
+        message = f"ルールの式が途中で終わっています({column + shift}文字目)。"
     else:
-        where = f"{column + shift}文字目の「{text[column - 1 : column + 5].strip()}」"
-    message = f"ルールの式の{where}が読めません。"
+        word = text[column - 1 : column + 5].strip()
+        message = f"ルールの式の{column + shift}文字目の「{word}」が読めません。"
     if label is not None:
         message += label
     if expected:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.gm.replay import check_games
 from app.models import Post, Thread
 
 
@@ -32,6 +33,4 @@ def check_post_numbers(session: Session) -> list[str]:
 
 
 def run_checks(session: Session) -> list[str]:
-    from app.gm.replay import check_games
-
     return check_post_numbers(session) + check_games(session)

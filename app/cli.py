@@ -91,6 +91,24 @@ def cmd_tick(_args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_deliver(_args: argparse.Namespace) -> int:
+    """Send due webhook and mail notifications (`serve` also does this itself)."""
+    from app.db import Database
+    from app.delivery import deliver_due
+
+    settings = get_settings()
+    db = Database(settings.database_url)
+    try:
+        counts = deliver_due(db, settings)
+    finally:
+        db.dispose()
+    print(
+        f"bbsgm deliver: {counts['sent']} sent, {counts['retry']} to retry, "
+        f"{counts['failed']} failed"
+    )
+    return 0
+
+
 def cmd_admin(args: argparse.Namespace) -> int:
     from app.db import Database
     from app.errors import ServiceError
@@ -113,6 +131,83 @@ def cmd_admin(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_record_file(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Re-create a finished game and its thread from an export; verified by replay first."""
+    from app.archive.importer import import_game, load_record
+    from app.db import Database
+    from app.errors import ServiceError
+
+    try:
+        record = load_record(_read_record_file(args.file))
+    except OSError as exc:
+        print(f"bbsgm import: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except ServiceError as exc:
+        print(f"bbsgm import: {args.file}: {exc.message}", file=sys.stderr)
+        return 1
+    settings = get_settings()
+    if settings.is_sqlite:
+        _prepare_database(settings)
+    db = Database(settings.database_url)
+    try:
+        with db.session() as session:
+            try:
+                imported = import_game(session, record)
+            except ServiceError as exc:
+                session.rollback()
+                print(f"bbsgm import: {args.file}: {exc.message}", file=sys.stderr)
+                return 1
+            session.commit()
+            game = imported.game
+            print(
+                f"bbsgm import: game {game.id} (thread {game.thread_id}) imported; "
+                f"{imported.report.moves_replayed} moves replayed from the seed and verified"
+            )
+    finally:
+        db.dispose()
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Check an export (or a stored game): seed hash, full replay, final view and result."""
+    from app.archive.records import load_record
+    from app.archive.verify import Report, verify, verify_game
+    from app.db import Database
+    from app.errors import ServiceError
+    from app.gm.service import get_game
+
+    report: Report
+    if (args.file is None) == (args.game is None):
+        print("bbsgm verify: give an export FILE or --game ID", file=sys.stderr)
+        return 2
+    try:
+        if args.file is not None:
+            report = verify(load_record(_read_record_file(args.file)))
+        else:
+            db = Database(get_settings().database_url)
+            try:
+                with db.session() as session:
+                    report = verify_game(session, get_game(session, args.game))
+            finally:
+                db.dispose()
+    except OSError as exc:
+        print(f"bbsgm verify: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except ServiceError as exc:
+        print(f"bbsgm verify: {exc.message}", file=sys.stderr)
+        return 1
+    for line in report.lines():
+        print(line)
+    return 0 if report.ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bbsgm", description="掲示板 with a game-master bot")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -133,10 +228,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("check", help="replay every game and compare").set_defaults(func=cmd_check)
 
     sub.add_parser("tick", help="apply passed turn deadlines").set_defaults(func=cmd_tick)
+    sub.add_parser("deliver", help="send due webhook/mail notifications").set_defaults(
+        func=cmd_deliver
+    )
     admin = sub.add_parser("admin", help="grant or revoke site admin rights")
     admin.add_argument("action", choices=["grant", "revoke"])
     admin.add_argument("name")
     admin.set_defaults(func=cmd_admin)
+
+    importer = sub.add_parser("import", help="re-create a finished game from its export")
+    importer.add_argument("file", help="an export (GET /api/games/{id}/export); - for stdin")
+    importer.set_defaults(func=cmd_import)
+    verifier = sub.add_parser("verify", help="check a finished game's seed hash and replay")
+    verifier.add_argument("file", nargs="?", help="an export file; - for stdin")
+    verifier.add_argument("--game", type=int, help="a game stored in the database instead")
+    verifier.set_defaults(func=cmd_verify)
 
     make = sub.add_parser("makemigration", help="autogenerate a migration (developers)")
     make.add_argument("message")

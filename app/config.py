@@ -30,8 +30,31 @@ class Settings(BaseSettings):
     # Live threads re-read the database at least this often (covers writers that cannot
     # notify this process, e.g. `bbsgm tick` on SQLite).
     live_poll_seconds: float = Field(default=15.0, gt=0, le=86_400)
+    # Notifications by webhook and mail (app/delivery.py).
+    base_url: str = "http://127.0.0.1:8000"  # links in webhook and mail messages
+    deliver_seconds: int = Field(default=5, ge=0, le=3600)  # 0: only `bbsgm deliver`
+    smtp_host: str | None = None  # mail is off until this is set
+    smtp_port: int = 25
+    smtp_user: str | None = None
+    smtp_password: str | None = None
+    smtp_from: str = "bbsgm@localhost"
+    smtp_starttls: bool = False
     max_body_chars: int = 10_000
     max_title_chars: int = 100
+    # Rate limits (app/ratelimit.py), counted in the database; 0 turns one limit off and
+    # rate_limits=false all of them. Logins count per address and per account name tried.
+    rate_limits: bool = True
+    posts_per_minute_per_account: int = Field(default=30, ge=0)
+    posts_per_minute_per_address: int = Field(default=60, ge=0)
+    registrations_per_hour_per_address: int = Field(default=20, ge=0)
+    logins_per_minute_per_address: int = Field(default=30, ge=0)
+    logins_per_minute_per_account: int = Field(default=10, ge=0)
+    # Any request body over this is refused with 413 before it is parsed.
+    max_request_bytes: int = Field(default=256 * 1024, ge=1024)
+    # Requests inside the app at once, per process; the others queue in the event loop. Below
+    # the database pool (5 + 10 connections) and the worker threads (40), less the background
+    # runners' own: then no request waits for a thread or a connection that a waiting one holds.
+    max_requests_in_flight: int = Field(default=12, ge=1, le=1000)
     templates_dir: Path = Field(default_factory=lambda: resource_dir("templates"))
     grammar_dir: Path = Field(default_factory=lambda: resource_dir("grammar"))
     migrations_dir: Path = Field(default_factory=lambda: resource_dir("migrations"))

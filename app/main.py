@@ -16,13 +16,18 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import live
+from app.api.archive import router as archive_api_router
 from app.api.games import router as games_api_router
 from app.api.routes import router as api_router
 from app.config import Settings, get_settings
 from app.db import Database
+from app.delivery import deliver_due
 from app.errors import ServiceError
 from app.gm.deadlines import tick
+from app.ratelimit import RequestLimits
 from app.web import deps
+from app.web.archive_pages import router as archive_pages_router
+from app.web.feed_pages import router as feed_router
 from app.web.game_pages import router as game_pages_router
 from app.web.live_pages import router as live_router
 from app.web.pages import router as pages_router
@@ -54,11 +59,13 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
             dsn = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
             listener = live.PostgresListener(dsn, live.HUB)
             listener.start()
-        runner = None
+        runners = []
         if settings.tick_seconds > 0:
-            runner = asyncio.create_task(deadline_runner(app, settings.tick_seconds))
+            runners.append(asyncio.create_task(deadline_runner(app, settings.tick_seconds)))
+        if settings.deliver_seconds > 0:
+            runners.append(asyncio.create_task(delivery_runner(app, settings.deliver_seconds)))
         yield
-        if runner is not None:
+        for runner in runners:
             runner.cancel()
         if listener is not None:
             listener.stop()
@@ -78,6 +85,14 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     app.state.database = database or Database(settings.database_url)
     app.state.secret_key = settings.resolved_secret_key()
     app.state.templates = make_templates(settings)
+    # Limits (app/ratelimit.py): bodies over max_request_bytes get 413 before any parsing, at
+    # most max_requests_in_flight requests are inside the app at once, and a 429 gets
+    # Retry-After. Added before `security`, which wraps it and its answers.
+    app.add_middleware(
+        RequestLimits,
+        max_bytes=settings.max_request_bytes,
+        max_in_flight=settings.max_requests_in_flight,
+    )
 
     @app.middleware("http")
     async def security(
@@ -141,8 +156,12 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     app.include_router(api_router)
     app.include_router(games_api_router)
     app.include_router(live_router)
+    app.include_router(feed_router)
     app.include_router(pages_router)
     app.include_router(game_pages_router)
+    app.include_router(archive_api_router)
+    # Last: it serves /{board}/subject.txt and /{board}/dat/{key}.dat for BBS browsers.
+    app.include_router(archive_pages_router)
     return app
 
 
@@ -154,6 +173,16 @@ async def deadline_runner(app: FastAPI, every: int) -> None:
             await run_in_threadpool(tick, app.state.database, app.state.secret_key)
         except Exception:  # a failed tick must not stop the next one
             log.exception("deadline tick failed")
+
+
+async def delivery_runner(app: FastAPI, every: int) -> None:
+    """Webhooks and mail leave from here, never from a request."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await run_in_threadpool(deliver_due, app.state.database, app.state.settings)
+        except Exception:
+            log.exception("delivery run failed")
 
 
 def error_page(request: Request, status: int, message: str) -> Response:

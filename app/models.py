@@ -71,6 +71,9 @@ class User(Base):
     password_hash: Mapped[str] = mapped_column(String(255))
     is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Mail notifications: off unless the user opts in and gives an address.
+    email: Mapped[str | None] = mapped_column(String(254), default=None)
+    email_notify: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class ApiToken(Base):
@@ -171,6 +174,8 @@ class Game(Base):
     turn_key: Mapped[str | None] = mapped_column(String(64), default=None)
     # The names the game was dealt with at START: replay starts from these, whatever REPLACE did.
     players_at_start: Mapped[list[str] | None] = mapped_column(JSON, default=None)
+    # Set once the "deadline in 6 hours" notice went out for the current deadline.
+    deadline_warned: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(default=None)
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
@@ -224,6 +229,8 @@ class Move(Base):
         ForeignKey("sealed_commands.id", ondelete="SET NULL"), default=None
     )
     by_bot: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Applied as a sealed command (replay must apply it the same way).
+    sealed: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -274,3 +281,101 @@ class ModerationEntry(Base):
     detail: Mapped[str] = mapped_column(Text, default="")
     post_number: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Notification(Base):
+    """Something a user should hear about: their turn, a deadline close, a game over.
+
+    Read by the private Atom feed; later channels (webhooks, mail) deliver the same rows.
+    """
+
+    __tablename__ = "notifications"
+    __table_args__ = (Index("ix_notifications_user_created", "user_id", "created_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    game_id: Mapped[int | None] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), default=None
+    )
+    kind: Mapped[str] = mapped_column(String(32))
+    text: Mapped[str] = mapped_column(Text)
+    url: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class FeedToken(Base):
+    """The secret in a private feed's URL (only its SHA-256 is stored); revocable."""
+
+    __tablename__ = "feed_tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class Webhook(Base):
+    """A URL a user (player or GM) wants notifications posted to (Discord/Slack-compatible)."""
+
+    __tablename__ = "webhooks"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    url: Mapped[str] = mapped_column(String(500))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+
+
+class Delivery(Base):
+    """One notification to one channel (a webhook or mail): retried with back-off, logged."""
+
+    __tablename__ = "deliveries"
+    __table_args__ = (Index("ix_deliveries_due", "status", "next_attempt_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    notification_id: Mapped[int] = mapped_column(
+        ForeignKey("notifications.id", ondelete="CASCADE"), index=True
+    )
+    channel: Mapped[str] = mapped_column(String(16))  # "webhook" or "email"
+    webhook_id: Mapped[int | None] = mapped_column(
+        ForeignKey("webhooks.id", ondelete="CASCADE"), default=None
+    )
+    target: Mapped[str] = mapped_column(String(500))
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_error: Mapped[str | None] = mapped_column(Text, default=None)
+    response_status: Mapped[int | None] = mapped_column(Integer, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    delivered_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+from sqlalchemy import BigInteger  # noqa: E402  (appended with RateLimit; may join the imports above)
+
+
+class RateLimit(Base):
+    """One sliding-window counter of app/ratelimit.py: attempts by ``key`` in one window.
+
+    Times are Unix seconds; a row is deleted once ``expires_at`` (two windows on) has passed.
+    """
+
+    __tablename__ = "rate_limits"
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    window_start: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    hits: Mapped[int] = mapped_column(Integer, default=0)
+    expires_at: Mapped[int] = mapped_column(BigInteger, index=True)
+
+
+class ThreadRead(Base):
+    """How far a user has read a thread (the 新着 count on thread lists)."""
+
+    __tablename__ = "thread_reads"
+    __table_args__ = (UniqueConstraint("user_id", "thread_id", name="uq_thread_reads_user_thread"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    thread_id: Mapped[int] = mapped_column(ForeignKey("threads.id", ondelete="CASCADE"))
+    last_read: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -8,6 +8,7 @@ from typing import Any
 from alembic import context
 from sqlalchemy import Engine
 
+from app.archive.search import is_search_object
 from app.db import make_engine
 from app.models import Base, UTCDateTime
 
@@ -20,6 +21,11 @@ def render_item(type_: str, obj: Any, autogen_context: Any) -> str | bool:
     if type_ == "type" and isinstance(obj, UTCDateTime):
         return "sa.DateTime(timezone=True)"
     return False
+
+
+def include_name(name: str | None, type_: str, parent_names: Any) -> bool:
+    """The search index (FTS5 tables and triggers, trigram indexes) is not in the models."""
+    return not is_search_object(name)
 
 
 def run_migrations() -> None:
@@ -35,6 +41,7 @@ def run_migrations() -> None:
                 render_as_batch=connection.dialect.name == "sqlite",
                 compare_type=True,
                 render_item=render_item,
+                include_name=include_name,
             )
             with context.begin_transaction():
                 context.run_migrations()

@@ -63,7 +63,13 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     # No background deadline runner in tests: they call tick() with an explicit clock.
-    return Settings(database_url=database_url, secret_key=TEST_SECRET, tick_seconds=0)
+    return Settings(
+        database_url=database_url,
+        secret_key=TEST_SECRET,
+        tick_seconds=0,
+        deliver_seconds=0,
+        rate_limits=False,  # the suite posts fast from one address; test_limits.py has its own
+    )
 
 
 @pytest.fixture(scope="session")

@@ -219,3 +219,26 @@ def test_thread_pages_paginate_and_anchor_crosses_pages(browser: httpx.Client) -
 def test_static_assets_served(browser: httpx.Client) -> None:
     assert browser.get("/static/app.js").status_code == 200
     assert browser.get("/static/style.css").status_code == 200
+
+
+def test_unread_markers_count_posts_since_the_last_visit(live_server: LiveServer) -> None:
+    with httpx.Client(base_url=live_server.url) as reader:
+        register(reader)
+        with httpx.Client(base_url=live_server.url) as writer:
+            register(writer)
+            location = new_thread(writer, "lobby", "新着テスト", "1")
+            thread_id = location.rsplit("/", 1)[1]
+            marker = f'href="/threads/{thread_id}">新着テスト</a>'
+            board = reader.get("/boards/lobby").text
+            row = board[board.index(marker) :].split("</li>")[0]
+            assert "未読" in row
+            reader.get(location)  # read up to post 1
+            row = reader.get("/boards/lobby").text
+            row = row[row.index(marker) :].split("</li>")[0]
+            assert "未読" not in row and "新着" not in row.replace("新着テスト", "")
+            token = csrf(writer.get(location))
+            for body in ("2", "3"):
+                writer.post(f"{location}/posts", data={"body": body, "csrf_token": token})
+            row = reader.get("/boards/lobby").text
+            row = row[row.index(marker) :].split("</li>")[0]
+            assert "新着 2" in row and f"#{2}" in row

@@ -5,10 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from app.api.schemas import PostOut, PostResult, ReplyOut
+from app import ratelimit
+from app.api.schemas import ERROR_RESPONSES, PostOut, PostResult, ReplyOut
+from app.archive import listing, records
 from app.errors import Invalid
 from app.games import all_games
 from app.gm import replay
@@ -18,7 +21,7 @@ from app.moderation import log_for
 from app.web import deps
 from app.web.deps import ApiUser, OptionalApiUser, SessionDep, SettingsDep
 
-router = APIRouter(prefix="/api/games")
+router = APIRouter(prefix="/api/games", responses=ERROR_RESPONSES)
 SEALED = "（封印）"
 
 
@@ -165,6 +168,7 @@ def kinds() -> list[KindOut]:
 
 @router.post("", status_code=201, response_model=CreatedGame)
 def create(body: NewGame, request: Request, session: SessionDep, user: ApiUser) -> CreatedGame:
+    ratelimit.check_post(session, request, user)
     game = gm.create_game(
         session, user, body.kind, body.title, body.options, deps.secret_key(request)
     )
@@ -176,12 +180,17 @@ def create(body: NewGame, request: Request, session: SessionDep, user: ApiUser) 
 def archive(
     session: SessionDep,
     settings: SettingsDep,
-    status: Annotated[str | None, Query(max_length=32)] = None,
+    status: Annotated[str | None, Query(max_length=64)] = None,
     kind: Annotated[str | None, Query(max_length=64)] = None,
     player: Annotated[str | None, Query(max_length=64)] = None,
     q: Annotated[str | None, Query(max_length=200)] = None,
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
-) -> GameList:
+    since: Annotated[str | None, Query(alias="from", max_length=40)] = None,
+    until: Annotated[str | None, Query(alias="to", max_length=40)] = None,
+    sort: Annotated[str, Query(max_length=16)] = "newest",
+) -> Response:
+    """The archive listing (docs/archive.md): ``Game`` plus started_at, moves, posts, winners."""
+    start, stop = listing.date_range(since, until)
     games, current = gm.list_games(
         session,
         status=status,
@@ -190,8 +199,20 @@ def archive(
         q=q,
         page=page,
         per_page=settings.threads_per_page,
+        since=start,
+        until=stop,
+        sort=sort,
     )
-    return GameList(games=[GameOut.of(g) for g in games], page=current.number, pages=current.count)
+    rows = listing.rows(session, games)
+    body = {
+        "games": [
+            {**GameOut.of(row.game).model_dump(mode="json"), **listing.row_json(row)}
+            for row in rows
+        ],
+        "page": current.number,
+        "pages": current.count,
+    }
+    return JSONResponse(body)
 
 
 @router.get("/{game_id}", response_model=GameOut)
@@ -229,6 +250,7 @@ def moves(game_id: int, session: SessionDep, user: OptionalApiUser) -> list[Move
 def sealed(
     game_id: int, body: BodyIn, request: Request, session: SessionDep, user: ApiUser
 ) -> SealedResult:
+    ratelimit.check_post(session, request, user)
     row, public = gm.submit_sealed(session, game_id, user, body.body, deps.secret_key(request))
     session.commit()
     return SealedResult(
@@ -247,6 +269,7 @@ def preview(
     game_id: int, body: BodyIn, request: Request, session: SessionDep, user: ApiUser
 ) -> PostResult:
     """The bot's answer to this body as a post in the game's thread; nothing is stored."""
+    ratelimit.check_post(session, request, user)
     found = gm.get_game(session, game_id)
     try:
         post, replies = gm.submit_post(
@@ -292,39 +315,8 @@ def replay_at(
 
 @router.get("/{game_id}/export")
 def export(game_id: int, session: SessionDep) -> dict[str, Any]:
-    found = gm.get_game(session, game_id)
-    over = found.status in ("finished", "aborted")
-    return {
-        "format": "bbsgm-game",
-        "version": 1,
-        "id": found.id,
-        "kind": found.kind,
-        "title": found.title,
-        "status": found.status,
-        "gm": found.gm.name if found.gm is not None else None,
-        "options": found.options,
-        "players": [{"seat": p.seat + 1, "name": p.name} for p in found.players],
-        "players_at_start": found.players_at_start,
-        "seed": found.seed if over else None,
-        "moves": [
-            {
-                "seq": m.seq,
-                "post_number": m.post_number,
-                "actor": m.actor_name if m.actor_seat is not None else "GM",
-                "seat": None if m.actor_seat is None else m.actor_seat + 1,
-                "command": m.command if over or m.sealed_id is None else SEALED,
-                "sealed": m.sealed_id is not None,
-                "undone": m.undone,
-                "by_bot": m.by_bot,
-                "created_at": m.created_at.isoformat(),
-            }
-            for m in gm.moves_of(session, found)
-        ],
-        "result": found.result,
-        "created_at": found.created_at.isoformat(),
-        "started_at": found.started_at.isoformat() if found.started_at else None,
-        "finished_at": found.finished_at.isoformat() if found.finished_at else None,
-    }
+    """The whole record, one versioned JSON document (docs/export.md)."""
+    return records.export_game(session, gm.get_game(session, game_id))
 
 
 def post_result(post: Post, replies: list[Post]) -> PostResult:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
-from app import accounts, moderation
+from app import accounts, moderation, ratelimit
 from app.api import schemas
 from app.api.games import post_result
 from app.forum import service as forum
@@ -15,19 +15,21 @@ from app.gm import service as gm
 from app.web import deps
 from app.web.deps import ApiUser, SessionDep, SettingsDep
 
-router = APIRouter(prefix="/api")
+router = APIRouter(prefix="/api", responses=schemas.ERROR_RESPONSES)
 PostNumber = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
 @router.post("/register", status_code=201, response_model=schemas.UserOut)
-def register(body: schemas.Credentials, session: SessionDep) -> schemas.UserOut:
+def register(body: schemas.Credentials, request: Request, session: SessionDep) -> schemas.UserOut:
+    ratelimit.check_register(session, request)
     user = accounts.register(session, body.name, body.password)
     session.commit()
     return schemas.UserOut(id=user.id, name=user.name)
 
 
 @router.post("/login", response_model=schemas.TokenOut)
-def login(body: schemas.Credentials, session: SessionDep) -> schemas.TokenOut:
+def login(body: schemas.Credentials, request: Request, session: SessionDep) -> schemas.TokenOut:
+    ratelimit.check_login(session, request, body.name)
     user = accounts.authenticate(session, body.name, body.password)
     token = accounts.issue_token(session, user, "api")
     session.commit()
@@ -73,6 +75,7 @@ def board_threads(
 def create_thread(
     slug: str, body: schemas.NewThread, request: Request, session: SessionDep, user: ApiUser
 ) -> schemas.CreatedThread:
+    ratelimit.check_post(session, request, user)
     board = forum.get_board(session, slug)
     thread, post = forum.create_thread(
         session, board, user, body.title, body.body, deps.secret_key(request)
@@ -103,13 +106,16 @@ def thread(
 def create_post(
     thread_id: int, body: schemas.NewPost, request: Request, session: SessionDep, user: ApiUser
 ) -> schemas.PostResult:
+    ratelimit.check_post(session, request, user)
     post, replies = gm.submit_post(session, thread_id, user, body.body, deps.secret_key(request))
     session.commit()
     return post_result(post, replies)
 
 
 @router.post("/threads/{thread_id}/posts/{number}/hide", response_model=schemas.PostOut)
-def hide_post(thread_id: int, number: int, session: SessionDep, user: ApiUser) -> schemas.PostOut:
+def hide_post(
+    thread_id: int, number: PostNumber, session: SessionDep, user: ApiUser
+) -> schemas.PostOut:
     """あぼーん: the post stays in place with its number; admins still read the original."""
     post = moderation.set_hidden(session, thread_id, number, user, True)
     session.commit()
@@ -117,7 +123,9 @@ def hide_post(thread_id: int, number: int, session: SessionDep, user: ApiUser) -
 
 
 @router.post("/threads/{thread_id}/posts/{number}/unhide", response_model=schemas.PostOut)
-def unhide_post(thread_id: int, number: int, session: SessionDep, user: ApiUser) -> schemas.PostOut:
+def unhide_post(
+    thread_id: int, number: PostNumber, session: SessionDep, user: ApiUser
+) -> schemas.PostOut:
     post = moderation.set_hidden(session, thread_id, number, user, False)
     session.commit()
     return schemas.PostOut.of(post)

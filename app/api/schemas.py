@@ -127,3 +127,34 @@ class CreatedThread(ThreadOut):
 class PostResult(BaseModel):
     post: PostOut
     replies: list[ReplyOut]
+
+
+class ValidationIssue(BaseModel):
+    """One problem FastAPI found in a malformed request."""
+
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class ErrorDetail(BaseModel):
+    """Every 4xx answer: bbsgm's own message (Japanese), or FastAPI's list for a malformed
+    request (422)."""
+
+    detail: str | list[ValidationIssue]
+
+
+# What the routers document for their errors (OpenAPI), so answers match the schema.
+ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
+    status: {"model": ErrorDetail, "description": text}
+    for status, text in [
+        (400, "Bad request"),
+        (401, "Not logged in (Authorization: Bearer <token>)"),
+        (403, "Not allowed"),
+        (404, "Not found"),
+        (409, "Conflict"),
+        (413, "Request body too large"),
+        (422, "Invalid input: bbsgm's message, or FastAPI's list of problems"),
+        (429, "Too many attempts; see Retry-After"),
+    ]
+}

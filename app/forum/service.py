@@ -13,11 +13,12 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app import live
 from app.errors import Invalid, NotFound
-from app.models import Board, Post, Thread, User, utcnow
+from app.models import Board, Post, Thread, ThreadRead, User, utcnow
 
 MAX_BODY_CHARS = 10_000
 MAX_TITLE_CHARS = 100
@@ -222,3 +223,33 @@ def format_bbs_time(when: datetime) -> str:
     local = when.astimezone(BBS_TZ)
     weekday = "月火水木金土日"[local.weekday()]
     return local.strftime(f"%Y/%m/%d({weekday}) %H:%M:%S.") + f"{local.microsecond // 10000:02d}"
+
+
+def mark_read(session: Session, user: User, thread: Thread, upto: int) -> None:
+    """Remember that ``user`` has seen ``thread`` up to post ``upto`` (never goes back)."""
+    row = session.scalar(
+        select(ThreadRead).where(ThreadRead.user_id == user.id, ThreadRead.thread_id == thread.id)
+    )
+    if row is None:
+        try:
+            with session.begin_nested():
+                session.add(ThreadRead(user_id=user.id, thread_id=thread.id, last_read=upto))
+        except IntegrityError:  # the same user's other tab got there first
+            return
+    elif upto > row.last_read:
+        row.last_read = upto
+        row.updated_at = utcnow()
+    session.flush()
+
+
+def unread_counts(session: Session, user: User | None, threads: Sequence[Thread]) -> dict[int, int]:
+    """Posts after the user's last read, per thread they have read; -1 for never opened."""
+    if user is None or not threads:
+        return {}
+    rows = session.execute(
+        select(ThreadRead.thread_id, ThreadRead.last_read).where(
+            ThreadRead.user_id == user.id, ThreadRead.thread_id.in_([t.id for t in threads])
+        )
+    )
+    read = {thread_id: last for thread_id, last in rows}
+    return {t.id: t.post_count - read[t.id] if t.id in read else -1 for t in threads}

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app import notify
 from app.db import Database
 from app.forum import service as forum
 from app.games import find_game
@@ -100,6 +101,9 @@ def expire(session: Session, game: Game, secret: str, now: datetime) -> str:
 def tick(db: Database, secret: str, now: datetime | None = None) -> list[int]:
     """Apply every deadline that has passed; returns the ids of the games moved on."""
     now = now or utcnow()
+    with db.session() as session:
+        notify.warn_deadlines(session, now)
+        session.commit()
     done: list[int] = []
     for _ in range(MAX_GAMES_PER_TICK):
         with db.session() as session:

@@ -15,6 +15,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app import notify
+from app.forum.service import format_bbs_time
 from app.games import commands as platform
 from app.games.base import Actor, CommandSyntaxError, Rng, RuleError, State, normalise
 from app.games.base import Game as GameImpl
@@ -76,6 +78,7 @@ class NewMove:
     line: str
     parsed: dict[str, Any]
     by_bot: bool = False
+    sealed: bool = False
 
 
 @dataclass
@@ -472,6 +475,7 @@ def apply_game_command(
     *,
     proxy: str = "",
     by_bot: bool = False,
+    sealed: bool | None = None,
 ) -> None:
     if work.status == "recruiting":
         raise Refusal("まだ始まっていません。GM が START するまでお待ちください。")
@@ -482,16 +486,19 @@ def apply_game_command(
     assert work.state is not None
     impl = sub.impl
     rng = Rng(sub.game.seed, work.next_seq)
-    state, events = impl.apply(work.state, actor, command, rng, sealed=sub.sealed)
+    sealed = sub.sealed if sealed is None else sealed
+    state, events = impl.apply(work.state, actor, command, rng, sealed=sealed)
     seat = None if actor == "gm" else int(actor)
     name = "GM" if seat is None else work.seats[seat].name
     line = command.canonical()
-    work.moves.append(NewMove(work.next_seq, seat, name, line, _parsed_json(command), by_bot))
+    work.moves.append(
+        NewMove(work.next_seq, seat, name, line, _parsed_json(command), by_bot, sealed)
+    )
     work.next_seq += 1
     work.state = state
     public = " ".join(str(e["text"]) for e in events if e.get("text") and not e.get("private"))
     private = " ".join(str(e["text"]) for e in events if e.get("text") and e.get("private"))
-    shown = "（封印）" if sub.sealed else line
+    shown = "（封印）" if sealed else line
     work.public.append(f"✔ {shown}{proxy} → {public}" if public else f"✔ {name}{proxy}: {shown}")
     if private:
         work.private.append(f"✔ {line} → {private}")
@@ -513,10 +520,13 @@ def autoplay_kicked(sub: Submission, work: Working) -> None:
 
 
 def play_defaults(sub: Submission, work: Working, seat: int, *, reason: str) -> None:
+    """The seat's default moves, each sealed when the rules want it sealed (a secret judge)."""
     assert work.state is not None
     for line in sub.impl.default_commands(work.state, seat):
+        command = sub.impl.parse(line)
+        sealed = sub.impl.needs_seal(work.state, command) is True
         apply_game_command(
-            sub, work, seat, sub.impl.parse(line), proxy=f"（ボット: {reason}）", by_bot=True
+            sub, work, seat, command, proxy=f"（ボット: {reason}）", by_bot=True, sealed=sealed
         )
 
 
@@ -550,7 +560,7 @@ def undo_last_post(session: Session, sub: Submission, work: Working) -> None:
     kept = [m for m in moves if (m.post_id, m.sealed_id) != key]
     players = sub.game.players_at_start or [s.name for s in work.seats]
     work.state = replay.fold(
-        sub.impl, sub.game, players, ((m.seq, m.actor_seat, m.command) for m in kept)
+        sub.impl, sub.game, players, replay.log_of(kept)
     )
     work.undone_moves.extend(m.id for m in undone)
     if work.status == "finished":
@@ -574,6 +584,10 @@ def save(
     sealed_id: int | None,
 ) -> None:
     game, impl, now = sub.game, sub.impl, sub.now
+    waiting_before = notify.waiting_seats(impl, game, game.state)
+    turn_before = game.turn_key
+    deadline_before = game.deadline_at
+    was_over = game.status in ("finished", "aborted")
     for move_id in work.undone_moves:
         undone = session.get(Move, move_id)
         if undone is not None:
@@ -610,6 +624,7 @@ def save(
                 command=move.line,
                 parsed=move.parsed,
                 by_bot=move.by_bot,
+                sealed=move.sealed,
                 created_at=now,
             )
         )
@@ -654,9 +669,20 @@ def save(
         game.deadline_at = now + timedelta(hours=work.deadline_hours)
     else:
         game.deadline_at = work.deadline_at
+    if game.deadline_at != deadline_before:
+        game.deadline_warned = False
     session.flush()
     game.result = final_result(session, game, impl)
     game.version += 1
+    notify.after_save(
+        session,
+        game,
+        impl,
+        waiting_before=waiting_before,
+        turn_moved=work.started or game.turn_key != turn_before,
+        finished_now=game.status == "finished" and not was_over,
+        now=now,
+    )
     session.flush()
 
 
@@ -692,8 +718,6 @@ def success_text(session: Session, sub: Submission, work: Working) -> str:
         if waiting and not show_board:
             lines.append("手番待ち: " + "、".join(waiting))
         if game.deadline_at is not None:
-            from app.forum.service import format_bbs_time
-
             lines.append(f"期限: {format_bbs_time(game.deadline_at)}")
     if show_board and work.state is not None:
         lines.append("")
@@ -726,8 +750,6 @@ def closing_lines(session: Session, game: Game, impl: GameImpl) -> list[str]:
     hidden = impl.epilogue(game.state) if game.state is not None else []
     if sealed or hidden:
         lines += ["", "【エピローグ】すべての封印と秘密を公開します。"]
-        from app.forum.service import format_bbs_time
-
         for row in sealed:
             body = row.body.replace("\n", " / ")
             lines.append(f"封印 {row.author_name} {format_bbs_time(row.created_at)}: {body}")

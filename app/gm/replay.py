@@ -19,14 +19,22 @@ def initial_state(impl: GameImpl, game: Game, players: list[str]) -> State:
 
 
 def fold(
-    impl: GameImpl, game: Game, players: list[str], moves: Iterable[tuple[int, int | None, str]]
+    impl: GameImpl,
+    game: Game,
+    players: list[str],
+    moves: Iterable[tuple[int, int | None, str, bool]],
 ) -> State:
-    """``moves``: (seq, actor seat or None for the GM, canonical line), in order."""
+    """``moves``: (seq, actor seat or None for the GM, canonical line, sealed), in order."""
     state = initial_state(impl, game, players)
-    for seq, seat, line in moves:
+    for seq, seat, line, sealed in moves:
         actor: Any = "gm" if seat is None else seat
-        state, _events = impl.apply(state, actor, impl.parse(line), Rng(game.seed, seq))
+        command = impl.parse(line)
+        state, _events = impl.apply(state, actor, command, Rng(game.seed, seq), sealed=sealed)
     return state
+
+
+def log_of(moves: Iterable[Move]) -> list[tuple[int, int | None, str, bool]]:
+    return [(m.seq, m.actor_seat, m.command, m.sealed) for m in moves]
 
 
 def applied_moves(session: Session, game: Game) -> list[Move]:
@@ -46,7 +54,7 @@ def replay(session: Session, game: Game, upto: int | None = None) -> State | Non
     if upto is not None:
         moves = moves[:upto]
     players = game.players_at_start or [p.name for p in sorted(game.players, key=lambda p: p.seat)]
-    return fold(impl, game, players, ((m.seq, m.actor_seat, m.command) for m in moves))
+    return fold(impl, game, players, log_of(moves))
 
 
 def check_games(session: Session) -> list[str]:

@@ -8,7 +8,7 @@ import unicodedata
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.errors import Forbidden, Invalid, NotFound
@@ -299,14 +299,25 @@ def list_games(
     q: str | None,
     page: int,
     per_page: int,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    sort: str = "newest",
 ) -> tuple[list[Game], forum.Page]:
-    from sqlalchemy import func
+    """Games filtered and sorted for the lists and the archive (docs/archive.md).
 
+    ``status``: one status or several joined by commas (``finished,aborted``). ``since`` /
+    ``until`` bound a game's date — when it ended, or when it was created if it has not ended —
+    as ``since <= date < until``. ``sort``: newest / oldest (created), ended (most recently
+    ended first), longest / shortest (applied moves), title.
+    """
+    if "\x00" in f"{player or ''}{q or ''}":
+        raise Invalid("検索語に使えない文字（NUL）が含まれています。", field="q")
     query = select(Game)
     if status:
-        if status not in STATUSES:
+        wanted = [s.strip() for s in status.split(",") if s.strip()]
+        if not wanted or any(s not in STATUSES for s in wanted):
             raise Invalid(f"status は {', '.join(STATUSES)} のどれかです。", field="status")
-        query = query.where(Game.status == status)
+        query = query.where(Game.status.in_(wanted))
     if kind:
         impl = game_impl(kind)
         query = query.where(Game.kind == impl.kind)
@@ -316,12 +327,31 @@ def list_games(
     if q:
         pattern = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         query = query.where(Game.title.like(pattern, escape="\\"))
+    day = func.coalesce(Game.finished_at, Game.created_at)
+    if since is not None:
+        query = query.where(day >= since)
+    if until is not None:
+        query = query.where(day < until)
+    length = (
+        select(func.count(Move.id))
+        .where(Move.game_id == Game.id, Move.undone.is_(False))
+        .correlate(Game)
+        .scalar_subquery()
+    )
+    orders = {
+        "newest": (Game.created_at.desc(), Game.id.desc()),
+        "oldest": (Game.created_at.asc(), Game.id.asc()),
+        "ended": (Game.finished_at.is_(None), Game.finished_at.desc(), Game.id.desc()),
+        "longest": (length.desc(), Game.id.desc()),
+        "shortest": (length.asc(), Game.id.desc()),
+        "title": (Game.title.asc(), Game.id.asc()),
+    }
+    if sort not in orders:
+        raise Invalid(f"sort は {', '.join(orders)} のどれかです。", field="sort")
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
     current = forum.page_of(total, per_page, page)
     games = session.scalars(
-        query.order_by(Game.created_at.desc(), Game.id.desc())
-        .offset((current.number - 1) * per_page)
-        .limit(per_page)
+        query.order_by(*orders[sort]).offset((current.number - 1) * per_page).limit(per_page)
     )
     return list(games), current
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Query, Request, Response
 from sqlalchemy.orm import Session
 
-from app import moderation
+from app import moderation, ratelimit
 from app.errors import ServiceError
 from app.forum import service as forum
 from app.forum.render import render_body
@@ -84,6 +84,7 @@ def create_game(
         status, error = 403, CSRF_MESSAGE
     else:
         try:
+            ratelimit.check_post(session, request, user)
             game = gm.create_game(session, user, kind, title, {}, deps.secret_key(request))
             session.commit()
             return redirect(f"/games/{game.id}")
@@ -160,6 +161,7 @@ def sealed_command(
         status, error = 403, CSRF_MESSAGE
     else:
         try:
+            ratelimit.check_post(session, request, user)
             row, _public = gm.submit_sealed(session, game.id, user, body, deps.secret_key(request))
             session.commit()
             if row.ok:

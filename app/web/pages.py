@@ -8,7 +8,7 @@ from fastapi import APIRouter, Path, Request, Response
 from fastapi.responses import RedirectResponse
 from sqlalchemy.orm import Session
 
-from app import accounts, moderation
+from app import accounts, moderation, ratelimit
 from app.config import Settings
 from app.errors import ServiceError
 from app.forum import service as forum
@@ -53,6 +53,7 @@ def board_page(
 ) -> Response:
     board = forum.get_board(session, slug)
     threads, current = forum.list_threads(session, board, page, settings.threads_per_page)
+    unread = forum.unread_counts(session, user, threads)
     session.commit()
     return render(
         request,
@@ -60,6 +61,7 @@ def board_page(
         user,
         board=board,
         threads=threads,
+        unread=unread,
         page=current,
         form={"title": "", "body": ""},
         error=None,
@@ -86,6 +88,7 @@ def new_thread(
         status, error = 403, CSRF_MESSAGE
     else:
         try:
+            ratelimit.check_post(session, request, user)
             thread, _post = forum.create_thread(
                 session, board, user, title, body, deps.secret_key(request)
             )
@@ -95,6 +98,7 @@ def new_thread(
             session.rollback()
             status, error = exc.status, exc.message
     threads, current = forum.list_threads(session, board, 1, settings.threads_per_page)
+    unread = forum.unread_counts(session, user, threads)
     session.commit()
     return render(
         request,
@@ -103,6 +107,7 @@ def new_thread(
         status,
         board=board,
         threads=threads,
+        unread=unread,
         page=current,
         form=form,
         error=error,
@@ -120,6 +125,8 @@ def thread_page(
 ) -> Response:
     thread = forum.get_thread(session, thread_id)
     context = thread_context(session, thread, user, page, settings.posts_per_page)
+    if user is not None and context["posts"]:
+        forum.mark_read(session, user, thread, context["posts"][-1][0].number)
     session.commit()
     return render(request, "forum/thread.html", user, form={"body": ""}, error=None, **context)
 
@@ -143,6 +150,7 @@ def new_post(
         status, error = 403, CSRF_MESSAGE
     else:
         try:
+            ratelimit.check_post(session, request, user)
             post, _replies = gm.submit_post(
                 session, thread.id, user, body, deps.secret_key(request)
             )
@@ -176,6 +184,7 @@ def preview_post(
         status, error = 403, CSRF_MESSAGE
     else:
         try:
+            ratelimit.check_post(session, request, user)
             _post, replies = gm.submit_post(
                 session, thread.id, user, body, deps.secret_key(request)
             )
@@ -281,6 +290,7 @@ def register(
             next=safe_next(next),
         )
     try:
+        ratelimit.check_register(session, request)
         new_user = accounts.register(session, name, password)
         token = accounts.issue_token(session, new_user, "session")
         session.commit()
@@ -329,6 +339,7 @@ def login(
             next=safe_next(next),
         )
     try:
+        ratelimit.check_login(session, request, name)
         found = accounts.authenticate(session, name, password)
         token = accounts.issue_token(session, found, "session")
         session.commit()

@@ -1,0 +1,239 @@
+"""Provably fair randomness, checked: at START the bot posts ``sha256(seed)``; once the game is
+over the seed is revealed. ``verify`` recomputes the hash, compares it with the one the bot
+published before the first move, replays the whole game from the seed and the moves, and
+compares every move's public outcome (dice, draws, shuffles as the bot announced them), the
+final view and the result with the record's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.archive.fold import Step, initial_state, steps
+from app.archive.records import (
+    OVER,
+    SEALED,
+    GameRecord,
+    MoveRecord,
+    adjusted_result,
+    applied,
+    export_game,
+    jsonable,
+    move_lines,
+    parse_record,
+    seed_hash,
+)
+from app.games import find_game
+from app.games.base import CommandSyntaxError, RuleError, State
+from app.models import Game
+
+MAX_MISMATCHES_SHOWN = 20
+# The bot's START reply: 乱数の種の SHA-256: <hex>
+_PUBLISHED_HASH = re.compile(r"SHA-256[^0-9a-fA-F]{0,12}([0-9a-f]{64})")
+SEED_HASH = "種のハッシュ"
+PUBLISHED = "開始時に公開されたハッシュ"
+REPLAY = "再生"
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool | None  # None: could not be checked (the message says why)
+    message: str
+
+
+@dataclass
+class Report:
+    checks: list[Check] = field(default_factory=list)
+    mismatches: list[str] = field(default_factory=list)
+    moves_replayed: int = 0
+    state: State | None = None
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.checks) and all(c.ok is not False for c in self.checks)
+
+    def add(self, name: str, ok: bool | None, message: str) -> None:
+        self.checks.append(Check(name, ok, message))
+
+    def failed(self) -> list[str]:
+        return [f"{c.name}: {c.message}" for c in self.checks if c.ok is False]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "moves_replayed": self.moves_replayed,
+            "checks": [asdict(c) for c in self.checks],
+            "mismatches": self.mismatches[:MAX_MISMATCHES_SHOWN],
+            "mismatch_count": len(self.mismatches),
+        }
+
+    def lines(self) -> list[str]:
+        marks = {True: "OK", False: "NG", None: "--"}
+        out = [f"[{marks[c.ok]}] {c.name}: {c.message}" for c in self.checks]
+        out += [f"  {m}" for m in self.mismatches[:MAX_MISMATCHES_SHOWN]]
+        if len(self.mismatches) > MAX_MISMATCHES_SHOWN:
+            out.append(f"  …ほか {len(self.mismatches) - MAX_MISMATCHES_SHOWN} 件")
+        out.append(
+            "検証: すべて一致しました。" if self.ok else "検証: 一致しないところがあります。"
+        )
+        return out
+
+
+def _published_hash(record: GameRecord) -> tuple[str, int] | None:
+    """The first hash the bot posted in the thread (its START reply), and that post's number."""
+    if record.thread is None:
+        return None
+    for post in sorted(record.thread.posts, key=lambda p: p.number):
+        if post.kind != "gm" or post.hidden:
+            continue
+        found = _PUBLISHED_HASH.search(post.body)
+        if found:
+            return found.group(1), post.number
+    return None
+
+
+def _bot_texts(record: GameRecord) -> dict[int, list[str]]:
+    """Visible bot posts by the number of the post they answer, and by their own number."""
+    texts: dict[int, list[str]] = {}
+    if record.thread is None:
+        return texts
+    for post in record.thread.posts:
+        if post.kind != "gm" or post.hidden:
+            continue
+        texts.setdefault(post.number, []).append(post.body)
+        if post.reply_to is not None:
+            texts.setdefault(post.reply_to, []).append(post.body)
+    return texts
+
+
+def _check_seed(record: GameRecord, report: Report, seed: str) -> None:
+    digest = seed_hash(seed)
+    if record.seed_hash is None:
+        report.add(SEED_HASH, None, "記録に seed_hash がありません。")
+    elif record.seed_hash == digest:
+        report.add(SEED_HASH, True, f"sha256(種) = {digest}")
+    else:
+        report.add(
+            SEED_HASH, False, f"sha256(種) = {digest} が記録の {record.seed_hash} と違います"
+        )
+    published = _published_hash(record)
+    first_move = min((m.post_number for m in record.moves if m.post_number), default=None)
+    if published is None:
+        report.add(PUBLISHED, None, "スレッドにボットの公開したハッシュがありません。")
+        return
+    value, number = published
+    if value != digest:
+        report.add(PUBLISHED, False, f">>{number} で公開された {value} が sha256(種) と違います")
+    elif first_move is not None and number > first_move:
+        report.add(PUBLISHED, False, f"公開（>>{number}）が最初の手（>>{first_move}）より後です")
+    else:
+        report.add(PUBLISHED, True, f">>{number} で公開されたものと一致")
+
+
+def verify(record: GameRecord) -> Report:
+    """Recompute the seed's hash, replay every move from the seed, and compare."""
+    report = Report()
+    impl = find_game(record.kind)
+    if impl is None:
+        report.add("ゲームの種類", False, f"「{record.kind}」というゲームはありません。")
+        return report
+    if record.status not in OVER or record.seed is None:
+        report.add(
+            "乱数の種", False, "種は終わるまで公開されないので、終わったゲームだけ検証できます。"
+        )
+        return report
+    _check_seed(record, report, record.seed)
+    moves = applied(record.moves)
+    if record.players_at_start is None:
+        if moves:
+            report.add(REPLAY, False, "開始していないのに手があります。")
+        else:
+            report.add(REPLAY, True, "開始前に終わったゲームです（手はありません）。")
+        return report
+    hidden = [m.seq for m in moves if m.command == SEALED]
+    if hidden:
+        report.add(REPLAY, False, f"封印されたままの手があります（手番号 {hidden[:5]}）。")
+        return report
+    if len({m.seq for m in moves}) != len(moves):
+        report.add(REPLAY, False, "同じ手番号の手が二つあります。")
+        return report
+    state = _replay(record, report)
+    if state is None:
+        return report
+    report.state = state
+    over = impl.is_over(state)
+    if (record.status == "finished") != over:
+        wrong = "終局していません" if not over else "終局していますが、記録は中止です"
+        report.add("終局", False, f"再生した盤面は{wrong}")
+    view = jsonable(impl.view(state, "gm"))
+    if record.final_view is None:
+        report.add("最終盤面", False, "記録に final_view がありません。")
+    else:
+        same = view == jsonable(record.final_view)
+        report.add("最終盤面", same, "一致" if same else "再生した最終盤面が記録と違います")
+    adjustments = [(a.seat - 1, a.delta) for a in record.adjustments]
+    result = adjusted_result(impl, state, record.status, record.players_at_start, adjustments)
+    same = jsonable(result) == jsonable(record.result)
+    report.add("結果", same, "一致" if same else "再計算した順位・得点が記録と違います")
+    return report
+
+
+def _replay(record: GameRecord, report: Report) -> State | None:
+    impl = find_game(record.kind)
+    assert impl is not None and record.seed is not None and record.players_at_start is not None
+    lines = move_lines(record.moves)
+    by_seq = {m.seq: m for m in record.moves if not m.undone}
+    bot_texts = _bot_texts(record)
+    players = record.players_at_start
+    try:
+        state = initial_state(impl, record.seed, record.options, players)
+        for step in steps(impl, record.seed, record.options, players, lines):
+            state = step.state
+            report.moves_replayed += 1
+            _compare_events(step, by_seq[step.move.seq], bot_texts, report)
+    except (RuleError, CommandSyntaxError) as exc:
+        seq = lines[report.moves_replayed].seq
+        report.add(REPLAY, False, f"手番号 {seq} が適用できません: {exc}")
+        return None
+    except (KeyError, ValueError, TypeError, IndexError) as exc:
+        report.add(REPLAY, False, f"記録の内容では再生できません: {exc!r}")
+        return None
+    if report.mismatches:
+        count = len(report.mismatches)
+        report.add(
+            REPLAY, False, f"{report.moves_replayed}手を再生し、{count}手で出目・結果が違います"
+        )
+    else:
+        report.add(REPLAY, True, f"{report.moves_replayed}手を種から再生し、出目・結果はすべて一致")
+    return state
+
+
+def _compare_events(
+    step: Step, move: MoveRecord, bot_texts: dict[int, list[str]], report: Report
+) -> None:
+    """The move's public outcome against the record's ``events`` and what the bot posted."""
+    if move.events is not None and move.events != step.public:
+        report.mismatches.append(
+            f"手番号 {move.seq}（{move.command}）: 記録 {' '.join(move.events) or '（なし）'}"
+            f" ／ 再生 {' '.join(step.public) or '（なし）'}"
+        )
+        return
+    text = " ".join(step.public)
+    if not text or move.post_number is None:
+        return
+    answers = bot_texts.get(move.post_number)
+    if answers and not any(text in body for body in answers):
+        report.mismatches.append(
+            f"手番号 {move.seq}（{move.command}）: >>{move.post_number} へのボットの返信に"
+            f"再生した結果「{text}」がありません"
+        )
+
+
+def verify_game(session: Session, game: Game) -> Report:
+    """A stored game verified from its own export (what anyone can download)."""
+    return verify(parse_record(export_game(session, game)))

@@ -1,0 +1,267 @@
+"""Delivering notifications by webhook (Discord- and Slack-compatible JSON) and by mail.
+
+Off the request path: a post only writes ``deliveries`` rows in its own transaction; a worker
+(inside ``bbsgm serve`` and as ``bbsgm deliver``) claims due rows with a short lease, sends
+without holding any database lock, and records the outcome. Failures are retried with
+exponential back-off; every attempt is in the delivery log."""
+
+from __future__ import annotations
+
+import logging
+import smtplib
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from urllib.parse import urlsplit
+
+import httpx
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from app.config import Settings
+from app.db import Database
+from app.errors import Invalid, NotFound
+from app.models import Delivery, Game, Move, Notification, User, Webhook, utcnow
+
+log = logging.getLogger("bbsgm.delivery")
+MAX_WEBHOOKS = 5
+MAX_ATTEMPTS = 6
+FIRST_RETRY = timedelta(seconds=30)
+LEASE = timedelta(seconds=60)
+BATCH = 50
+
+
+def validate_url(raw: str) -> str:
+    url = raw.strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Invalid(
+            "Webhook の URL は http:// か https:// で始まる完全な URL にしてください。", field="url"
+        )
+    if len(url) > 500 or any(ch.isspace() for ch in url):
+        raise Invalid("Webhook の URL が長すぎるか、空白を含んでいます。", field="url")
+    if parts.username or parts.password:
+        raise Invalid("Webhook の URL に利用者名やパスワードは書けません。", field="url")
+    return url
+
+
+def add_webhook(session: Session, user: User, raw_url: str) -> Webhook:
+    url = validate_url(raw_url)
+    hooks = list_webhooks(session, user)
+    if len(hooks) >= MAX_WEBHOOKS:
+        raise Invalid(f"Webhook は{MAX_WEBHOOKS}個までです。", field="url")
+    if any(h.url == url for h in hooks):
+        raise Invalid("その URL はもう登録されています。", field="url")
+    hook = Webhook(user_id=user.id, url=url)
+    session.add(hook)
+    session.flush()
+    return hook
+
+
+def list_webhooks(session: Session, user: User) -> list[Webhook]:
+    return list(
+        session.scalars(
+            select(Webhook)
+            .where(Webhook.user_id == user.id, Webhook.active.is_(True))
+            .order_by(Webhook.id)
+        )
+    )
+
+
+def remove_webhook(session: Session, user: User, hook_id: int) -> None:
+    hook = session.get(Webhook, hook_id) if 0 < hook_id < 2**31 else None
+    if hook is None or hook.user_id != user.id or not hook.active:
+        raise NotFound("その Webhook はありません。")
+    hook.active = False
+    session.flush()
+
+
+def set_email(session: Session, user: User, email: str | None, notify: bool) -> None:
+    address = (email or "").strip() or None
+    if address is not None and (
+        len(address) > 254
+        or address.count("@") != 1
+        or any(c.isspace() for c in address)
+        or not all(address.split("@"))
+    ):
+        raise Invalid("メールアドレスの形が正しくありません。", field="email")
+    if notify and address is None:
+        raise Invalid("メール通知を受けるにはメールアドレスが必要です。", field="email")
+    user.email = address
+    user.email_notify = notify
+    session.flush()
+
+
+def queue(session: Session, notification: Notification) -> None:
+    """One pending delivery per active webhook, and one mail if the user opted in."""
+    user = session.get(User, notification.user_id)
+    if user is None:
+        return
+    for hook in list_webhooks(session, user):
+        session.add(
+            Delivery(
+                notification_id=notification.id,
+                channel="webhook",
+                webhook_id=hook.id,
+                target=hook.url,
+                next_attempt_at=notification.created_at,
+                created_at=notification.created_at,
+            )
+        )
+    if user.email_notify and user.email:
+        session.add(
+            Delivery(
+                notification_id=notification.id,
+                channel="email",
+                target=user.email,
+                next_attempt_at=notification.created_at,
+                created_at=notification.created_at,
+            )
+        )
+
+
+def deliveries_for(session: Session, user: User, limit: int = 50) -> list[Delivery]:
+    return list(
+        session.scalars(
+            select(Delivery)
+            .join(Notification, Delivery.notification_id == Notification.id)
+            .where(Notification.user_id == user.id)
+            .order_by(Delivery.id.desc())
+            .limit(limit)
+        )
+    )
+
+
+@dataclass
+class Job:
+    delivery_id: int
+    channel: str
+    target: str
+    subject: str
+    text: str
+    payload: dict[str, object]
+
+
+def _claim(db: Database, now: datetime, base_url: str) -> list[Job]:
+    """Take due deliveries for LEASE (so another worker skips them) and build their messages."""
+    with db.session() as session:
+        query = (
+            select(Delivery)
+            .where(
+                or_(Delivery.status == "pending", Delivery.status == "sending"),
+                Delivery.next_attempt_at <= now,
+            )
+            .order_by(Delivery.next_attempt_at, Delivery.id)
+            .limit(BATCH)
+        )
+        if session.get_bind().dialect.name == "postgresql":
+            query = query.with_for_update(skip_locked=True)
+        jobs = []
+        for delivery in session.scalars(query):
+            note = session.get(Notification, delivery.notification_id)
+            if note is None:
+                delivery.status = "failed"
+                continue
+            delivery.status = "sending"
+            delivery.attempts += 1
+            delivery.next_attempt_at = now + LEASE
+            jobs.append(_job(session, delivery, note, base_url))
+        session.commit()
+        return jobs
+
+
+def _job(session: Session, delivery: Delivery, note: Notification, base_url: str) -> Job:
+    link = f"{base_url}{note.url}"
+    game = session.get(Game, note.game_id) if note.game_id is not None else None
+    lines = [note.text, link]
+    if game is not None:
+        moves = list(
+            session.scalars(
+                select(Move)
+                .where(Move.game_id == game.id, Move.undone.is_(False))
+                .order_by(Move.seq.desc())
+                .limit(5)
+            )
+        )
+        lines.insert(1, f"ゲーム: {game.title}（{game.kind}）")
+        if moves:
+            lines.append("最近の手:")
+            lines.extend(
+                f"  {m.actor_name if m.actor_seat is not None else 'GM'}: "
+                f"{m.command if m.sealed_id is None else '（封印）'}"
+                for m in reversed(moves)
+            )
+    text = "\n".join(lines)
+    payload: dict[str, object] = {
+        "content": text,  # Discord
+        "text": text,  # Slack
+        "bbsgm": {
+            "kind": note.kind,
+            "url": link,
+            "game_id": note.game_id,
+            "created_at": note.created_at.isoformat(),
+        },
+    }
+    return Job(
+        delivery.id, delivery.channel, delivery.target, f"[bbsgm] {note.text}", text, payload
+    )
+
+
+def _send(job: Job, settings: Settings, transport: httpx.BaseTransport | None) -> int | None:
+    if job.channel == "webhook":
+        with httpx.Client(timeout=10, transport=transport, follow_redirects=False) as client:
+            response = client.post(
+                job.target, json=job.payload, headers={"User-Agent": "bbsgm-webhook/1"}
+            )
+        if response.status_code >= 300:
+            raise RuntimeError(f"HTTP {response.status_code}")
+        return response.status_code
+    if not settings.smtp_host:
+        raise RuntimeError("SMTP is not configured (BBSGM_SMTP_HOST)")
+    message = EmailMessage()
+    message["From"] = settings.smtp_from
+    message["To"] = job.target
+    message["Subject"] = job.subject
+    message.set_content(job.text)
+    with smtplib.SMTP(settings.smtp_host, settings.smtp_port, timeout=10) as smtp:
+        if settings.smtp_starttls:
+            smtp.starttls()
+        if settings.smtp_user:
+            smtp.login(settings.smtp_user, settings.smtp_password or "")
+        smtp.send_message(message)
+    return None
+
+
+def deliver_due(
+    db: Database,
+    settings: Settings,
+    now: datetime | None = None,
+    transport: httpx.BaseTransport | None = None,
+) -> dict[str, int]:
+    """Send what is due; returns counts of sent / retried / failed."""
+    now = now or utcnow()
+    counts = {"sent": 0, "retry": 0, "failed": 0}
+    for job in _claim(db, now, settings.base_url.rstrip("/")):
+        error: str | None = None
+        status: int | None = None
+        try:
+            status = _send(job, settings, transport)
+        except (httpx.HTTPError, OSError, smtplib.SMTPException, RuntimeError) as exc:
+            error = str(exc) or type(exc).__name__
+        with db.session() as session:
+            delivery = session.get(Delivery, job.delivery_id)
+            if delivery is None:
+                continue
+            delivery.response_status = status
+            if error is None:
+                delivery.status, delivery.delivered_at, delivery.last_error = "sent", now, None
+                counts["sent"] += 1
+            elif delivery.attempts >= MAX_ATTEMPTS:
+                delivery.status, delivery.last_error = "failed", error
+                counts["failed"] += 1
+            else:
+                delivery.status, delivery.last_error = "pending", error
+                delivery.next_attempt_at = now + FIRST_RETRY * 2 ** (delivery.attempts - 1)
+                counts["retry"] += 1
+            session.commit()
+    return counts

@@ -1,0 +1,158 @@
+"""Atom feeds (feedgen): per board, per thread, and a private per-user feed of notifications
+whose secret token sits in the URL and can be revoked."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime
+
+from feedgen.feed import FeedGenerator
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from app.errors import NotFound
+from app.forum import service as forum
+from app.models import Board, FeedToken, Notification, Post, Thread, User, utcnow
+from app.moderation import shown_body
+
+ENTRIES = 50
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_feed_token(session: Session, user: User, now: datetime | None = None) -> str:
+    """A fresh secret for the user's private feed; any earlier one stops working."""
+    revoke_feed_tokens(session, user, now)
+    token = secrets.token_urlsafe(24)
+    session.add(FeedToken(user_id=user.id, token_hash=_digest(token), created_at=now or utcnow()))
+    session.flush()
+    return token
+
+
+def revoke_feed_tokens(session: Session, user: User, now: datetime | None = None) -> None:
+    session.execute(
+        update(FeedToken)
+        .where(FeedToken.user_id == user.id, FeedToken.revoked_at.is_(None))
+        .values(revoked_at=now or utcnow())
+    )
+
+
+def has_feed(session: Session, user: User) -> bool:
+    return (
+        session.scalar(
+            select(FeedToken.id).where(FeedToken.user_id == user.id, FeedToken.revoked_at.is_(None))
+        )
+        is not None
+    )
+
+
+def user_for_feed(session: Session, token: str) -> User:
+    row = (
+        session.scalar(
+            select(FeedToken).where(
+                FeedToken.token_hash == _digest(token), FeedToken.revoked_at.is_(None)
+            )
+        )
+        if 0 < len(token) <= 100
+        else None
+    )
+    if row is None:
+        raise NotFound("このフィードはありません（取り消されたか、URL が違います）。")
+    user = session.get(User, row.user_id)
+    assert user is not None
+    return user
+
+
+def notifications_for(session: Session, user: User, limit: int = ENTRIES) -> list[Notification]:
+    return list(
+        session.scalars(
+            select(Notification)
+            .where(Notification.user_id == user.id)
+            .order_by(Notification.created_at.desc(), Notification.id.desc())
+            .limit(limit)
+        )
+    )
+
+
+def _feed(feed_id: str, title: str, link: str, updated: datetime) -> FeedGenerator:
+    fg = FeedGenerator()
+    fg.id(feed_id)
+    fg.title(title)
+    fg.link(href=link, rel="alternate")
+    fg.language("ja")
+    fg.updated(updated)
+    return fg
+
+
+def user_feed(session: Session, user: User, base_url: str) -> bytes:
+    items = notifications_for(session, user)
+    updated = items[0].created_at if items else utcnow()
+    fg = _feed(
+        f"{base_url}/feeds/user/{user.id}",
+        f"{user.name} さんへのお知らせ - bbsgm",
+        f"{base_url}/notifications",
+        updated,
+    )
+    for item in reversed(items):
+        entry = fg.add_entry()
+        entry.id(f"{base_url}/notifications/{item.id}")
+        entry.title(item.text)
+        entry.link(href=f"{base_url}{item.url}")
+        entry.updated(item.created_at)
+        entry.published(item.created_at)
+        entry.category(term=item.kind)
+        entry.content(item.text, type="text")
+    result: bytes = fg.atom_str(pretty=True)
+    return result
+
+
+def _post_entries(fg: FeedGenerator, posts: list[tuple[Post, Thread]], base_url: str) -> None:
+    for post, thread in reversed(posts):
+        entry = fg.add_entry()
+        url = f"{base_url}/threads/{thread.id}#{post.number}"
+        entry.id(url)
+        entry.title(f"{thread.title} >>{post.number} {post.author_name}")
+        entry.link(href=url)
+        entry.author(name=post.author_name)
+        entry.updated(post.created_at)
+        entry.published(post.created_at)
+        entry.content(shown_body(post, None), type="text")
+
+
+def thread_feed(session: Session, thread_id: int, base_url: str) -> bytes:
+    thread = forum.get_thread(session, thread_id)
+    posts = forum.list_posts(session, thread, max(0, thread.post_count - ENTRIES), ENTRIES)
+    fg = _feed(
+        f"{base_url}/threads/{thread.id}",
+        thread.title,
+        f"{base_url}/threads/{thread.id}",
+        thread.last_post_at,
+    )
+    _post_entries(fg, [(p, thread) for p in posts], base_url)
+    result: bytes = fg.atom_str(pretty=True)
+    return result
+
+
+def board_feed(session: Session, slug: str, base_url: str) -> bytes:
+    board: Board = forum.get_board(session, slug)
+    rows = session.execute(
+        select(Post, Thread)
+        .join(Thread, Post.thread_id == Thread.id)
+        .where(Thread.board_id == board.id)
+        .order_by(Post.created_at.desc(), Post.id.desc())
+        .limit(ENTRIES)
+    ).all()
+    posts = [(post, thread) for post, thread in rows]
+    updated = posts[0][0].created_at if posts else utcnow()
+    fg = _feed(
+        f"{base_url}/boards/{board.slug}",
+        f"{board.title} - bbsgm",
+        f"{base_url}/boards/{board.slug}",
+        updated,
+    )
+    _post_entries(fg, posts, base_url)
+    result: bytes = fg.atom_str(pretty=True)
+    return result

@@ -1,0 +1,115 @@
+"""Notifications: "your turn", "deadline in 6 hours", "game over" — one row per user and event,
+written in the same transaction as the move that caused it."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app import delivery
+from app.games import find_game
+from app.games.base import Game as GameImpl
+from app.games.base import State
+from app.models import Game, GamePlayer, Notification
+
+DEADLINE_WARNING = timedelta(hours=6)
+
+
+def waiting_seats(impl: GameImpl, game: Game, state: State | None) -> set[int]:
+    if state is None or game.status != "active" or game.paused:
+        return set()
+    return set(impl.waiting_for(state))
+
+
+def _seat_users(game: Game) -> dict[int, GamePlayer]:
+    return {p.seat: p for p in game.players if p.user_id is not None and not p.kicked}
+
+
+def add(session: Session, user_id: int, game: Game, kind: str, text: str, now: datetime) -> None:
+    note = Notification(
+        user_id=user_id,
+        game_id=game.id,
+        kind=kind,
+        text=text,
+        url=f"/games/{game.id}",
+        created_at=now,
+    )
+    session.add(note)
+    session.flush()
+    delivery.queue(session, note)
+
+
+def after_save(
+    session: Session,
+    game: Game,
+    impl: GameImpl,
+    *,
+    waiting_before: set[int],
+    turn_moved: bool,
+    finished_now: bool,
+    now: datetime,
+) -> None:
+    """Called once the game row holds its new state."""
+    seats = _seat_users(game)
+    if finished_now:
+        users = {p.user_id for p in seats.values()} | ({game.gm_id} if game.gm_id else set())
+        for user_id in sorted(u for u in users if u is not None):
+            add(
+                session,
+                user_id,
+                game,
+                "game_over",
+                f"「{game.title}」が終わりました。",
+                now,
+            )
+        return
+    waiting_after = waiting_seats(impl, game, game.state)
+    fresh = waiting_after if turn_moved else waiting_after - waiting_before
+    for seat in sorted(fresh):
+        player = seats.get(seat)
+        if player is not None and player.user_id is not None:
+            add(
+                session,
+                player.user_id,
+                game,
+                "your_turn",
+                f"「{game.title}」であなたの手番です（{game.turn_key}）。",
+                now,
+            )
+
+
+def warn_deadlines(session: Session, now: datetime) -> int:
+    """ "Deadline in 6 hours" to everyone the game still waits for, once per deadline."""
+    due = session.scalars(
+        select(Game).where(
+            Game.status == "active",
+            Game.paused.is_(False),
+            Game.deadline_warned.is_(False),
+            Game.deadline_at.is_not(None),
+            Game.deadline_at <= now + DEADLINE_WARNING,
+            Game.deadline_at > now,
+        )
+    )
+    count = 0
+    for game in list(due):
+        impl = find_game(game.kind)
+        if impl is None:
+            continue
+        seats = _seat_users(game)
+        for seat in sorted(waiting_seats(impl, game, game.state)):
+            player = seats.get(seat)
+            if player is not None and player.user_id is not None:
+                add(
+                    session,
+                    player.user_id,
+                    game,
+                    "deadline_soon",
+                    f"「{game.title}」の手番の期限まであと6時間を切りました。",
+                    now,
+                )
+                count += 1
+        game.deadline_warned = True
+    session.flush()
+    return count

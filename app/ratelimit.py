@@ -1,0 +1,389 @@
+"""Limits on what one client may send: posting rates (counted in the database) and request size.
+
+Rate limits are sliding-window counters (the weighted sum of the current and the previous
+fixed window, as Cloudflare describes them) kept in the ``rate_limits`` table, so every worker
+process and every host sharing the database sees the same counts; nothing lives in process
+memory. Only allowed attempts are counted: a refused one is taken back, so a client that keeps
+retrying is let in again as soon as ``Retry-After`` says. A refusal is ``RateLimited`` (429);
+the app adds ``Retry-After`` to the answer (``retry_after_header`` in app/main.py).
+
+Counters run in their own short transaction, committed before the action itself, so an attempt
+that then fails (a wrong password, an invalid body) still counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import ipaddress
+import json
+import math
+import time
+import unicodedata
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import Request
+from sqlalchemy import and_, delete, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from app.config import Settings
+from app.errors import ServiceError
+from app.models import RateLimit, User
+
+MINUTE = 60
+HOUR = 3600
+
+
+class RateLimited(ServiceError):
+    """Too many attempts; ``retry_after`` is the number of seconds until one is allowed again."""
+
+    status = 429
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class Rule:
+    """At most ``limit`` attempts per ``window`` seconds for one key (0: no limit)."""
+
+    key: str
+    limit: int
+    window: int
+    what: str  # for the message: 書き込み, 登録, ログイン
+
+
+# --- the counter ---------------------------------------------------------------------------
+
+
+def _insert(session: Session) -> Any:
+    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+
+
+def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, int] | None:
+    """Count one attempt under every rule: one SELECT of the previous windows and one upsert
+    of the current ones, whatever the number of rules. Returns the first full rule and the
+    seconds until it has room (its attempt stays counted: the caller rolls back), or None.
+
+    The caller commits. On PostgreSQL the upsert holds the counter rows until then, so
+    concurrent attempts on one key are counted one after another (rules in key order, so two
+    requests never wait for each other's rows); SQLite transactions here are BEGIN IMMEDIATE.
+    """
+    starts = {rule.key: int(now // rule.window) * rule.window for rule in rules}
+    last_windows = select(RateLimit.key, RateLimit.hits).where(
+        or_(
+            *(
+                and_(RateLimit.key == r.key, RateLimit.window_start == starts[r.key] - r.window)
+                for r in rules
+            )
+        )
+    )
+    previous = {key: hits for key, hits in session.execute(last_windows)}
+    insert = _insert(session)
+    statement = insert(RateLimit).values(
+        [
+            {
+                "key": r.key,
+                "window_start": starts[r.key],
+                "hits": 1,
+                "expires_at": starts[r.key] + 2 * r.window,
+            }
+            for r in rules
+        ]
+    )
+    statement = statement.on_conflict_do_update(
+        index_elements=[RateLimit.key, RateLimit.window_start],
+        set_={"hits": RateLimit.hits + 1},
+    ).returning(RateLimit.key, RateLimit.hits)
+    current = {key: hits for key, hits in session.execute(statement)}
+    if 1 in current.values():
+        # A key's first attempt in a window: a good moment to drop every counter that expired.
+        session.execute(delete(RateLimit).where(RateLimit.expires_at < int(now)))
+    for rule in sorted(rules, key=lambda r: r.key):
+        earlier = previous.get(rule.key, 0)
+        elapsed = now - starts[rule.key]
+        if earlier * (rule.window - elapsed) / rule.window + current[rule.key] > rule.limit:
+            wait = retry_after(earlier, current[rule.key] - 1, rule.limit, rule.window, elapsed)
+            return rule, wait
+    return None
+
+
+def hit(session: Session, key: str, limit: int, window: int, now: float) -> int | None:
+    """Count one attempt for ``key``; None if allowed, else the seconds until one would be.
+    A refused attempt is taken back at once. The caller commits."""
+    refused = count(session, [Rule(key, limit, window, "")], now)
+    if refused is None:
+        return None
+    start = int(now // window) * window
+    session.execute(
+        update(RateLimit)
+        .where(RateLimit.key == key, RateLimit.window_start == start)
+        .values(hits=RateLimit.hits - 1)
+    )
+    return refused[1]
+
+
+def retry_after(previous: int, current: int, limit: int, window: int, elapsed: float) -> int:
+    """Seconds until one more attempt fits, if nobody tries meanwhile (at least 1).
+
+    The estimate at ``elapsed`` seconds into the window is ``previous * (1 - elapsed/window) +
+    current``; in the next window the current count becomes the previous one.
+    """
+    room = limit - 1 - current  # what the previous window's weight must shrink to
+    if room >= 0:
+        if previous <= room:
+            return 1
+        wait = window * (1 - room / previous) - elapsed
+    else:  # not before the next window, where this window's count weighs less and less
+        wait = (window - elapsed) + window * (1 - (limit - 1) / current)
+    return max(1, math.ceil(wait))
+
+
+# --- who is asking -------------------------------------------------------------------------
+
+
+def client_address(request: Request) -> str:
+    """The client's address (uvicorn applies X-Forwarded-For from trusted proxies first).
+
+    IPv6 clients are counted by their /64: one host usually holds a whole /64.
+    """
+    host = request.client.host if request.client is not None else "unknown"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host[:64]
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
+        return str(ipaddress.IPv6Network(f"{address}/64", strict=False))
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(address)
+
+
+def _subject(text: str) -> str:
+    """Keys stay short whatever was typed (a login name may be up to 200 characters)."""
+    text = unicodedata.normalize("NFKC", text).strip().casefold()
+    if len(text) <= 64 and text.isprintable():
+        return text
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+# --- the checks the routes call ------------------------------------------------------------
+
+
+def enforce(
+    session: Session, request: Request, rules: Sequence[Rule], now: float | None = None
+) -> None:
+    """Count an attempt under every rule; raise RateLimited (nothing counted) if one is full.
+
+    Commits (or, refused, rolls back) the session's transaction: call it first in a route,
+    before anything is written.
+    """
+    active = sorted((r for r in rules if r.limit > 0), key=lambda r: r.key)
+    if not active or not _settings(request).rate_limits:
+        return
+    now = time.time() if now is None else now
+    # The counters commit with the reads done so far (the login lookup), before the action
+    # itself has its own transaction: one more transaction per attempt, not two.
+    refused = count(session, active, now)
+    if refused is None:
+        session.commit()
+        return
+    session.rollback()  # nothing is counted for a refused attempt
+    rule, wait = refused
+    request.state.retry_after = wait
+    per = {MINUTE: "1分間", HOUR: "1時間"}.get(rule.window, f"{rule.window}秒間")
+    raise RateLimited(
+        f"{rule.what}が多すぎます（{per}に{rule.limit}回まで）。"
+        f"{wait}秒後にもう一度お試しください。",
+        retry_after=wait,
+    )
+
+
+def check_post(session: Session, request: Request, user: User) -> None:
+    """Posts, new threads, new games, sealed commands and previews: per account and address."""
+    settings = _settings(request)
+    enforce(
+        session,
+        request,
+        [
+            Rule(f"post:user:{user.id}", settings.posts_per_minute_per_account, MINUTE, "書き込み"),
+            Rule(
+                f"post:addr:{client_address(request)}",
+                settings.posts_per_minute_per_address,
+                MINUTE,
+                "この接続元からの書き込み",
+            ),
+        ],
+    )
+
+
+def check_register(session: Session, request: Request) -> None:
+    settings = _settings(request)
+    enforce(
+        session,
+        request,
+        [
+            Rule(
+                f"register:addr:{client_address(request)}",
+                settings.registrations_per_hour_per_address,
+                HOUR,
+                "この接続元からの登録",
+            )
+        ],
+    )
+
+
+def check_login(session: Session, request: Request, name: str) -> None:
+    """Per address, and per account name tried (guessing one account's password)."""
+    settings = _settings(request)
+    enforce(
+        session,
+        request,
+        [
+            Rule(
+                f"login:addr:{client_address(request)}",
+                settings.logins_per_minute_per_address,
+                MINUTE,
+                "この接続元からのログイン",
+            ),
+            Rule(
+                f"login:name:{_subject(name)}",
+                settings.logins_per_minute_per_account,
+                MINUTE,
+                "この名前へのログインの試み",
+            ),
+        ],
+    )
+
+
+# --- request size --------------------------------------------------------------------------
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class RequestLimits:
+    """ASGI middleware in front of the app, per process:
+
+    - a request body over ``max_bytes`` gets 413 and never reaches the app: a declared
+      Content-Length over it is refused before anything is read, and a body sent without one
+      (chunked) is read up to the limit;
+    - at most ``max_in_flight`` requests are inside the app at once; the others wait here, in
+      the event loop, holding neither a worker thread nor a database connection. A request
+      holds its session (on SQLite: the write lock, every transaction is BEGIN IMMEDIATE) from
+      the auth dependency to the end of the route, across hops between worker threads; with
+      more requests inside than threads or pooled connections, the holders starved and the
+      rest timed out after 30 s (500s at 64 clients on one process, tests/test_load_*). The
+      body is read before a place is taken, so slow uploads cannot hold places, and the place
+      is given back when the answer starts (a live event stream holds none);
+    - a 429 answer gets the ``Retry-After`` that ``enforce`` left in the request state.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int, max_in_flight: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.places = asyncio.Semaphore(max_in_flight)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _content_length(scope)
+        if declared is not None and declared > self.max_bytes:
+            await self._refuse(scope, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away before its request was complete
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._refuse(scope, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body: bytes | None = b"".join(chunks)
+
+        async def replay() -> Message:
+            nonlocal body
+            if body is None:
+                return await receive()  # after the body: wait for the disconnect
+            message, body = {"type": "http.request", "body": body, "more_body": False}, None
+            return message
+
+        holding = False
+
+        def give_back() -> None:
+            nonlocal holding
+            if holding:
+                holding = False
+                self.places.release()
+
+        async def answer(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                give_back()
+                if message["status"] == 429:
+                    wait = scope.get("state", {}).get("retry_after")
+                    if wait is not None:
+                        headers = [*message.get("headers", []), (b"retry-after", b"%d" % wait)]
+                        message = {**message, "headers": headers}
+            await send(message)
+
+        await self.places.acquire()
+        holding = True
+        try:
+            await self.app(scope, replay, answer)
+        finally:
+            give_back()
+
+    async def _refuse(self, scope: Scope, send: Send) -> None:
+        limit_kib = self.max_bytes // 1024
+        message = f"リクエストが大きすぎます（{limit_kib} KiB まで）。"
+        if str(scope.get("path", "")).startswith("/api"):
+            body = json.dumps({"detail": message}, ensure_ascii=False).encode()
+            content_type = b"application/json"
+        else:
+            body = (
+                '<!doctype html><html lang="ja"><meta charset="utf-8">'
+                f"<title>413</title><h1>413</h1><p>{message}</p></html>"
+            ).encode()
+            content_type = b"text/html; charset=utf-8"
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", content_type),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None

@@ -1,0 +1,305 @@
+"""Pages of the archive (docs/archive.md): the list of ended games, search, the replay page,
+verification, and read-only 2ch-style files for dedicated BBS browsers.
+
+This router is registered last: ``/{board}/subject.txt`` and ``/{board}/dat/{key}.dat`` match
+only those file names, and never a reserved first segment (api, static, games, …).
+"""
+
+from __future__ import annotations
+
+import re
+from email.utils import format_datetime
+from typing import Annotated
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile
+from fastapi.responses import RedirectResponse
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+
+from app.archive import dat, listing
+from app.archive.frames import frame
+from app.archive.records import MAX_RECORD_BYTES, OVER, load_record
+from app.archive.search import MAX_QUERY_CHARS, search
+from app.archive.verify import Report, verify, verify_game
+from app.errors import Invalid, NotFound, ServiceError
+from app.forum import service as forum
+from app.games import all_games
+from app.gm import service as gm
+from app.models import Board
+from app.web import deps
+from app.web.common import CSRF_MESSAGE, render
+from app.web.deps import PageUser, SessionDep, SettingsDep
+
+router = APIRouter(include_in_schema=False)
+
+Text = Annotated[str, Query(max_length=200)]
+# First path segments that belong to the site, never to a board's 2ch-style files.
+RESERVED = frozenset(
+    {
+        "api",
+        "static",
+        "games",
+        "threads",
+        "boards",
+        "login",
+        "logout",
+        "register",
+        "archive",
+        "search",
+        "test",
+        "favicon.ico",
+        "feeds",
+        "notifications",
+    }
+)
+_SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+_KEY = re.compile(r"[1-9][0-9]{0,9}")
+_RANGE = re.compile(r"bytes=(\d{1,12})-(\d{0,12})")
+
+
+# --- the archive list -----------------------------------------------------------------------
+
+
+@router.get("/archive")
+def archive_page(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: PageUser,
+    status: Annotated[str, Query(max_length=64)] = listing.ENDED,
+    kind: Text = "",
+    player: Text = "",
+    q: Text = "",
+    since: Annotated[str, Query(alias="from", max_length=40)] = "",
+    until: Annotated[str, Query(alias="to", max_length=40)] = "",
+    sort: Annotated[str, Query(max_length=16)] = "ended",
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+) -> Response:
+    filters = {
+        "status": status,
+        "kind": kind,
+        "player": player,
+        "q": q,
+        "from": since,
+        "to": until,
+        "sort": sort,
+    }
+    error, code = None, 200
+    rows: list[listing.Row] = []
+    current = forum.page_of(0, settings.threads_per_page, 1)
+    try:
+        start, stop = listing.date_range(since, until)
+        games, current = gm.list_games(
+            session,
+            status=status or None,
+            kind=kind or None,
+            player=player or None,
+            q=q or None,
+            page=page,
+            per_page=settings.threads_per_page,
+            since=start,
+            until=stop,
+            sort=sort,
+        )
+        rows = listing.rows(session, games)
+    except ServiceError as exc:
+        error, code = exc.message, exc.status
+    session.commit()
+    return render(
+        request,
+        "archive/list.html",
+        user,
+        code,
+        rows=rows,
+        page=current,
+        filters=filters,
+        query=urlencode({k: v for k, v in filters.items() if v}),
+        kinds=all_games(),
+        kind_titles={g.kind: g.title_ja for g in all_games()},
+        sorts=listing.SORTS,
+        statuses=listing.STATUS_CHOICES,
+        error=error,
+    )
+
+
+# --- search ----------------------------------------------------------------------------------
+
+
+@router.get("/search")
+def search_page(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: PageUser,
+    q: Annotated[str, Query(max_length=MAX_QUERY_CHARS * 2)] = "",
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+) -> Response:
+    error, code, result = None, 200, None
+    try:
+        result = search(session, q, page=page, posts_per_page=settings.posts_per_page)
+    except ServiceError as exc:
+        error, code = exc.message, exc.status
+    session.commit()
+    return render(
+        request,
+        "archive/search.html",
+        user,
+        code,
+        q=q,
+        result=result,
+        error=error,
+        query=urlencode({"q": q}),
+    )
+
+
+# --- replay ------------------------------------------------------------------------------------
+
+
+@router.get("/games/{game_id}/replay")
+def replay_page(
+    request: Request,
+    game_id: int,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: PageUser,
+    at: Annotated[int | None, Query(ge=0, le=10_000_000)] = None,
+    viewer: Annotated[str | None, Query(max_length=16)] = None,
+) -> Response:
+    game = gm.get_game(session, game_id)
+    shown = frame(session, game, user, at, viewer, settings.posts_per_page)
+    session.commit()
+    return render(
+        request,
+        "archive/replay.html",
+        user,
+        frame=shown,
+        game=game,
+        posts_per_page=settings.posts_per_page,
+    )
+
+
+# --- verification ------------------------------------------------------------------------------
+
+
+@router.get("/games/{game_id}/verify")
+def verify_stored_page(
+    request: Request, game_id: int, session: SessionDep, user: PageUser
+) -> Response:
+    game = gm.get_game(session, game_id)
+    report = verify_game(session, game) if game.status in OVER else None
+    session.commit()
+    error = None if report is not None else "終わったゲームだけを検証できます（種は終局後に公開）。"
+    return render(
+        request,
+        "archive/verify.html",
+        user,
+        200 if report is not None else 409,
+        game=game,
+        report=report,
+        error=error,
+    )
+
+
+@router.get("/archive/verify")
+def verify_form(request: Request, user: PageUser) -> Response:
+    return render(request, "archive/verify.html", user, game=None, report=None, error=None)
+
+
+@router.post("/archive/verify")
+async def verify_upload(
+    request: Request,
+    user: PageUser,
+    record: Annotated[str, Form(max_length=MAX_RECORD_BYTES)] = "",
+    file: Annotated[UploadFile | None, File()] = None,
+    csrf_token: Annotated[str, Form()] = "",
+) -> Response:
+    """An export document pasted or uploaded; verified on the server."""
+    report: Report | None = None
+    error, code = None, 200
+    if not deps.csrf_ok(request, csrf_token):
+        error, code = CSRF_MESSAGE, 403
+    else:
+        raw: bytes | str = record
+        if file is not None and file.filename:
+            raw = await file.read(MAX_RECORD_BYTES + 1)
+        try:
+            if not raw or not raw.strip():
+                raise Invalid("検証する記録（エクスポートした JSON）を貼り付けるか選んでください。")
+            report = await run_in_threadpool(_verify_raw, raw)
+        except ServiceError as exc:
+            error, code = exc.message, exc.status
+    return render(request, "archive/verify.html", user, code, game=None, report=report, error=error)
+
+
+def _verify_raw(raw: bytes | str) -> Report:
+    return verify(load_record(raw))
+
+
+# --- 2ch-style files for dedicated browsers (registered last) -----------------------------------
+
+
+def _board(session: Session, slug: str) -> Board:
+    if slug in RESERVED or not _SLUG.fullmatch(slug):
+        raise NotFound(f"板「{slug}」はありません。")
+    return forum.get_board(session, slug)
+
+
+def _sjis(request: Request, body: bytes, last_modified: str | None = None) -> Response:
+    """The bytes as Shift_JIS text, honouring ``Range: bytes=N-`` (a browser's differential
+    fetch of a dat)."""
+    headers = {"Accept-Ranges": "bytes", "Cache-Control": "no-cache"}
+    if last_modified is not None:
+        headers["Last-Modified"] = last_modified
+    wanted = request.headers.get("range", "")
+    found = _RANGE.fullmatch(wanted.strip())
+    if found:
+        start = int(found.group(1))
+        end = int(found.group(2)) if found.group(2) else len(body) - 1
+        if start >= len(body) or end < start:
+            headers["Content-Range"] = f"bytes */{len(body)}"
+            return Response(status_code=416, headers=headers, media_type=dat.CONTENT_TYPE)
+        end = min(end, len(body) - 1)
+        headers["Content-Range"] = f"bytes {start}-{end}/{len(body)}"
+        return Response(
+            body[start : end + 1], status_code=206, headers=headers, media_type=dat.CONTENT_TYPE
+        )
+    return Response(body, headers=headers, media_type=dat.CONTENT_TYPE)
+
+
+@router.get("/{board}/subject.txt")
+def subject_txt(request: Request, board: str, session: SessionDep) -> Response:
+    found = _board(session, board)
+    body = dat.subject(session, found)
+    session.commit()
+    return _sjis(request, body)
+
+
+@router.get("/{board}/SETTING.TXT")
+def setting_txt(request: Request, board: str, session: SessionDep) -> Response:
+    found = _board(session, board)
+    session.commit()
+    return _sjis(request, dat.setting(found))
+
+
+@router.get("/{board}/dat/{key}.dat")
+def dat_file(request: Request, board: str, key: str, session: SessionDep) -> Response:
+    found = _board(session, board)
+    if not _KEY.fullmatch(key):
+        raise NotFound(f"スレッド {key} はありません。")
+    thread = forum.get_thread(session, int(key))
+    if thread.board_id != found.id:
+        raise NotFound(f"スレッド {key} はこの板にありません。")
+    body = dat.dat(session, thread)
+    modified = format_datetime(thread.last_post_at, usegmt=True)
+    session.commit()
+    return _sjis(request, body, modified)
+
+
+@router.get("/test/read.cgi/{board}/{key}/")
+@router.get("/test/read.cgi/{board}/{key}")
+def read_cgi(board: str, key: str) -> RedirectResponse:
+    """The 2ch thread URL a browser opens in a web browser: the thread page."""
+    if not _KEY.fullmatch(key) or not _SLUG.fullmatch(board):
+        raise NotFound("そのスレッドはありません。")
+    return RedirectResponse(f"/threads/{key}", status_code=301)

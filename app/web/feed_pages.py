@@ -1,0 +1,202 @@
+"""Atom feeds and the notification pages."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, Request, Response
+from pydantic import BaseModel, Field
+from sqlalchemy.orm import Session
+
+from app import delivery, feeds
+from app.errors import ServiceError
+from app.models import User
+from app.web import deps
+from app.web.common import CSRF_MESSAGE, redirect, render
+from app.web.deps import ApiUser, PageUser, SessionDep
+
+router = APIRouter()
+ATOM = "application/atom+xml; charset=utf-8"
+
+
+def _base(request: Request) -> str:
+    return str(request.base_url).rstrip("/")
+
+
+@router.get("/feeds/{token}.atom", include_in_schema=False)
+def private_feed(request: Request, token: str, session: SessionDep) -> Response:
+    user = feeds.user_for_feed(session, token)
+    body = feeds.user_feed(session, user, _base(request))
+    return Response(body, media_type=ATOM, headers={"Cache-Control": "private, no-store"})
+
+
+@router.get("/boards/{slug}/feed.atom", include_in_schema=False)
+def board_feed(request: Request, slug: str, session: SessionDep) -> Response:
+    return Response(feeds.board_feed(session, slug, _base(request)), media_type=ATOM)
+
+
+@router.get("/threads/{thread_id}/feed.atom", include_in_schema=False)
+def thread_feed(request: Request, thread_id: int, session: SessionDep) -> Response:
+    return Response(feeds.thread_feed(session, thread_id, _base(request)), media_type=ATOM)
+
+
+def _notifications(
+    request: Request, session: Session, user: User, status: int = 200, **extra: Any
+) -> Response:
+    context: dict[str, Any] = {
+        "items": feeds.notifications_for(session, user, 100),
+        "has_feed": feeds.has_feed(session, user),
+        "feed_url": None,
+        "webhooks": delivery.list_webhooks(session, user),
+        "deliveries": delivery.deliveries_for(session, user, 20),
+        "error": None,
+        "typed_url": "",
+        "typed_email": user.email or "",
+        **extra,
+    }
+    session.commit()
+    return render(request, "notifications.html", user, status, **context)
+
+
+@router.get("/notifications", include_in_schema=False)
+def notifications_page(request: Request, session: SessionDep, user: PageUser) -> Response:
+    if user is None:
+        return redirect("/login?next=/notifications")
+    return _notifications(request, session, user)
+
+
+@router.post("/notifications/feed", include_in_schema=False)
+def feed_token(
+    request: Request,
+    session: SessionDep,
+    user: PageUser,
+    csrf_token: Annotated[str, Form()] = "",
+    action: Annotated[str, Form()] = "new",
+) -> Response:
+    if user is None:
+        return redirect("/login?next=/notifications")
+    if not deps.csrf_ok(request, csrf_token):
+        return render(request, "error.html", user, 403, status=403, message=CSRF_MESSAGE)
+    url = None
+    if action == "revoke":
+        feeds.revoke_feed_tokens(session, user)
+    else:
+        url = f"{_base(request)}/feeds/{feeds.new_feed_token(session, user)}.atom"
+    session.commit()
+    return _notifications(request, session, user, feed_url=url, has_feed=url is not None)
+
+
+@router.post("/api/me/feed", status_code=201)
+def api_new_feed(request: Request, session: SessionDep, user: ApiUser) -> dict[str, str]:
+    """A new private feed URL (the previous one stops working)."""
+    token = feeds.new_feed_token(session, user)
+    session.commit()
+    return {"url": f"{_base(request)}/feeds/{token}.atom"}
+
+
+@router.delete("/api/me/feed", status_code=204)
+def api_revoke_feed(session: SessionDep, user: ApiUser) -> Response:
+    feeds.revoke_feed_tokens(session, user)
+    session.commit()
+    return Response(status_code=204)
+
+
+@router.get("/api/me/notifications")
+def api_notifications(session: SessionDep, user: ApiUser) -> list[dict[str, object]]:
+    return [
+        {
+            "kind": n.kind,
+            "text": n.text,
+            "url": n.url,
+            "game_id": n.game_id,
+            "created_at": n.created_at.isoformat(),
+        }
+        for n in feeds.notifications_for(session, user)
+    ]
+
+
+class WebhookIn(BaseModel):
+    url: str = Field(max_length=2000)
+
+
+class EmailIn(BaseModel):
+    email: str | None = Field(default=None, max_length=1000)
+    notify: bool = False
+
+
+@router.get("/api/me/webhooks")
+def api_webhooks(session: SessionDep, user: ApiUser) -> list[dict[str, object]]:
+    return [{"id": h.id, "url": h.url} for h in delivery.list_webhooks(session, user)]
+
+
+@router.post("/api/me/webhooks", status_code=201)
+def api_add_webhook(body: WebhookIn, session: SessionDep, user: ApiUser) -> dict[str, object]:
+    hook = delivery.add_webhook(session, user, body.url)
+    session.commit()
+    return {"id": hook.id, "url": hook.url}
+
+
+@router.delete("/api/me/webhooks/{hook_id}", status_code=204)
+def api_remove_webhook(hook_id: int, session: SessionDep, user: ApiUser) -> Response:
+    delivery.remove_webhook(session, user, hook_id)
+    session.commit()
+    return Response(status_code=204)
+
+
+@router.put("/api/me/email")
+def api_email(body: EmailIn, session: SessionDep, user: ApiUser) -> dict[str, object]:
+    delivery.set_email(session, user, body.email, body.notify)
+    session.commit()
+    return {"email": user.email, "notify": user.email_notify}
+
+
+@router.get("/api/me/deliveries")
+def api_deliveries(session: SessionDep, user: ApiUser) -> list[dict[str, object]]:
+    """The delivery log: every webhook and mail attempt for this user's notifications."""
+    return [
+        {
+            "id": d.id,
+            "channel": d.channel,
+            "target": d.target,
+            "status": d.status,
+            "attempts": d.attempts,
+            "response_status": d.response_status,
+            "last_error": d.last_error,
+            "created_at": d.created_at.isoformat(),
+            "delivered_at": d.delivered_at.isoformat() if d.delivered_at else None,
+        }
+        for d in delivery.deliveries_for(session, user)
+    ]
+
+
+@router.post("/notifications/settings", include_in_schema=False)
+def notification_settings(
+    request: Request,
+    session: SessionDep,
+    user: PageUser,
+    csrf_token: Annotated[str, Form()] = "",
+    action: Annotated[str, Form()] = "",
+    url: Annotated[str, Form()] = "",
+    hook_id: Annotated[int, Form()] = 0,
+    email: Annotated[str, Form()] = "",
+    notify: Annotated[str, Form()] = "",
+) -> Response:
+    """Webhooks and mail from the notifications page (forms work without JavaScript)."""
+    if user is None:
+        return redirect("/login?next=/notifications")
+    if not deps.csrf_ok(request, csrf_token):
+        return render(request, "error.html", user, 403, status=403, message=CSRF_MESSAGE)
+    try:
+        if action == "add_webhook":
+            delivery.add_webhook(session, user, url)
+        elif action == "remove_webhook":
+            delivery.remove_webhook(session, user, hook_id)
+        elif action == "email":
+            delivery.set_email(session, user, email, notify == "on")
+        session.commit()
+    except ServiceError as exc:
+        session.rollback()
+        return _notifications(
+            request, session, user, exc.status, error=exc.message, typed_url=url, typed_email=email
+        )
+    return redirect("/notifications")

@@ -1,0 +1,217 @@
+"""Benchmark: posts carrying a valid えいつく command, per second, at 16 concurrent clients,
+against a bare FastAPI endpoint that inserts one row into the same kind of database.
+
+    python bench/post_throughput.py                       # SQLite file, one server process
+    python bench/post_throughput.py postgresql+psycopg://postgres@127.0.0.1:55432/postgres
+                                                          # a fresh database there, 2 workers
+
+Each client plays its own えいつく games over HTTP (`bbsgm serve`): two seats, the second
+kicked so the bot ends its weeks, the first playing a script of legal lines recorded once on
+the same seed, so every post is a command the bot applies (each answer is checked to be ok).
+The baseline is this file's `baseline_app` under uvicorn with the same worker count, the same
+engine settings (app.db) and the same number of requests from the same 16 clients.
+Prints throughput and p50/p99 latency of both, and last ``post_throughput_ratio <x>``:
+bbsgm's posts per second divided by the baseline's inserts per second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+from pydantic import BaseModel
+from sqlalchemy import Column, Integer, MetaData, Table, Text, insert
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import (
+    ROOT,
+    SECRET,
+    Server,
+    bbsgm_serve,
+    free_port,
+    machine,
+    make_users,
+    percentile,
+    pick,
+    scratch_database,
+)
+
+from app.db import Database
+from app.gm import service as gm
+from app.models import User
+
+CLIENTS = 16
+GAMES_EACH = 3
+SEED = "b" * 64
+TIME_BUDGET = 15.0  # seconds of posting, at most
+
+
+def record_script(db: Database) -> list[str]:
+    """The lines seat 1 plays in a game whose seat 2 is kicked, on SEED, to the end."""
+    users = make_users(db, ["scriptgm", "scriptp", "scriptq"])
+    with db.session() as session:
+        by = {name: session.get(User, uid) for name, (uid, _) in users.items()}
+        master, player, kicked = by["scriptgm"], by["scriptp"], by["scriptq"]
+        assert master and player and kicked
+        game = gm.create_game(session, master, "eitsuku", "script", {}, SECRET, seed=SEED)
+        for who, line in ((player, "JOIN"), (kicked, "JOIN"), (master, "START")):
+            gm.submit_post(session, game.thread_id, who, line, SECRET)
+        gm.submit_post(session, game.thread_id, master, f"KICK {kicked.name}", SECRET)
+        session.commit()
+        lines = []
+        while game.status == "active":
+            line = pick(gm.legal_lines(game, player))
+            _post, replies = gm.submit_post(session, game.thread_id, player, line, SECRET)
+            assert replies[0].reply_ok, replies[0].body
+            session.commit()
+            lines.append(line)
+            session.refresh(game)
+        return lines
+
+
+def deal_games(db: Database, clients: int, games_each: int) -> list[list[tuple[int, str]]]:
+    """Per client: [(thread id, token)] of games ready for the script."""
+    names = [f"c{c}{role}{g}" for c in range(clients) for g in range(games_each) for role in "mpq"]
+    users = make_users(db, names)
+    plan: list[list[tuple[int, str]]] = []
+    with db.session() as session:
+        for c in range(clients):
+            mine = []
+            for g in range(games_each):
+                master, player, kicked = (session.get(User, users[f"c{c}{r}{g}"][0]) for r in "mpq")
+                assert master and player and kicked
+                game = gm.create_game(
+                    session, master, "eitsuku", f"b{c}-{g}", {}, SECRET, seed=SEED
+                )
+                for who, line in ((player, "JOIN"), (kicked, "JOIN"), (master, "START")):
+                    gm.submit_post(session, game.thread_id, who, line, SECRET)
+                gm.submit_post(session, game.thread_id, master, f"KICK {kicked.name}", SECRET)
+                session.commit()
+                mine.append((game.thread_id, users[f"c{c}p{g}"][1]))
+            plan.append(mine)
+    return plan
+
+
+async def run_bbsgm(
+    url: str, plan: list[list[tuple[int, str]]], script: list[str]
+) -> dict[str, Any]:
+    latencies: list[float] = []
+    stop_at = time.perf_counter() + TIME_BUDGET
+
+    async def client(games: list[tuple[int, str]]) -> int:
+        done = 0
+        async with httpx.AsyncClient(base_url=url, timeout=120) as c:
+            for thread_id, token in games:
+                headers = {"Authorization": f"Bearer {token}"}
+                for line in script:
+                    if time.perf_counter() > stop_at:
+                        return done
+                    t0 = time.perf_counter()
+                    reply = await c.post(
+                        f"/api/threads/{thread_id}/posts", json={"body": line}, headers=headers
+                    )
+                    latencies.append(time.perf_counter() - t0)
+                    body = reply.json()
+                    if reply.status_code != 201 or not body["replies"][0]["ok"]:
+                        raise RuntimeError(f"{line}: {reply.status_code} {reply.text[:300]}")
+                    done += 1
+        return done
+
+    start = time.perf_counter()
+    counts = await asyncio.gather(*(client(games) for games in plan))
+    elapsed = time.perf_counter() - start
+    return {"requests": sum(counts), "counts": counts, "elapsed": elapsed, "lat": latencies}
+
+
+async def run_baseline(url: str, counts: list[int]) -> dict[str, Any]:
+    latencies: list[float] = []
+
+    async def client(n: int) -> None:
+        async with httpx.AsyncClient(base_url=url, timeout=120) as c:
+            for i in range(n):
+                t0 = time.perf_counter()
+                reply = await c.post("/rows", json={"body": f"SET 主演 役者{i % 6 + 1}"})
+                latencies.append(time.perf_counter() - t0)
+                assert reply.status_code == 201, reply.text
+
+    start = time.perf_counter()
+    await asyncio.gather(*(client(n) for n in counts))
+    return {"requests": sum(counts), "elapsed": time.perf_counter() - start, "lat": latencies}
+
+
+class Row(BaseModel):
+    body: str
+
+
+ROWS = Table(
+    "bench_rows", MetaData(), Column("id", Integer, primary_key=True), Column("body", Text)
+)
+
+
+def baseline_app() -> Any:
+    """One endpoint, one INSERT, the app's own engine settings; for uvicorn --factory."""
+    rows = ROWS
+    db = Database(os.environ["BENCH_DATABASE_URL"])
+    rows.metadata.create_all(db.engine)
+    app = FastAPI()
+
+    @app.post("/rows", status_code=201)
+    def add(row: Row) -> dict[str, bool]:
+        with db.engine.begin() as conn:
+            conn.execute(insert(rows).values(body=row.body))
+        return {"ok": True}
+
+    return app
+
+
+def report(name: str, result: dict[str, Any]) -> float:
+    rate = result["requests"] / result["elapsed"]
+    p50 = percentile(result["lat"], 0.50) * 1000
+    p99 = percentile(result["lat"], 0.99) * 1000
+    count = result["requests"]
+    print(f"{name:<9} {count:>6} requests {rate:8.1f}/s  p50 {p50:7.1f} ms  p99 {p99:7.1f} ms")
+    return rate
+
+
+def main() -> None:
+    server_url = sys.argv[1] if len(sys.argv) > 1 else None
+    workers = 2 if server_url else 1
+    print(f"machine: {machine()}")
+    with scratch_database(server_url) as url:
+        db = Database(url)
+        print(
+            f"database: {db.engine.dialect.name}, {workers} worker process(es), {CLIENTS} clients"
+        )
+        script = record_script(db)
+        plan = deal_games(db, CLIENTS, GAMES_EACH)
+        db.dispose()
+        print(f"script: {len(script)} lines a game, up to {GAMES_EACH} games a client")
+        server = bbsgm_serve(url, workers)
+        try:
+            ours = asyncio.run(run_bbsgm(server.url, plan, script))
+        finally:
+            server.stop()
+        port = free_port()
+        env = {**os.environ, "BENCH_DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
+        args = [sys.executable, "-m", "uvicorn", "--factory", "bench.post_throughput:baseline_app"]
+        args += ["--port", str(port), "--workers", str(workers), "--log-level", "warning"]
+        bare = Server(args, env, port)
+        try:
+            bare.wait_ready("/docs")
+            base = asyncio.run(run_baseline(bare.url, ours["counts"]))
+        finally:
+            bare.stop()
+    ours_rate = report("bbsgm", ours)
+    base_rate = report("baseline", base)
+    print(f"post_throughput_ratio {ours_rate / base_rate:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""Benchmark: moves replayed per second — a 5-player 12-week えいつく game, and a 10,000-move
+log — against reading a stored snapshot of the state per move (a JSON round trip).
+
+    python bench/replay.py
+
+The game is played once by the rules library with every seat taking its legal lines (as the
+test scripts do) until the 12th week ends; its log is (seq, seat, canonical line, sealed), exactly
+what `moves` holds. Timed: `app.gm.replay.fold` (setup from the seed, then parse + apply per
+move), for the one game and for a log of 10,000 moves (the game's log replayed back to back,
+each from its setup, as `bbsgm check` does game after game), and the same fold from a
+database (`app.gm.replay.replay`, which also loads the moves). Baseline: what keeping a
+snapshot per move instead of a log would cost to read — `json.loads(json.dumps(state))` once per
+move of the same log (`copy.deepcopy` per move is printed too). Prints moves/s, and last
+``replay_ratio <x>``: replayed moves per second divided by the baseline's.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import SECRET, machine, make_users, pick, scratch_database
+
+from app.db import Database
+from app.games import find_game
+from app.games.base import Rng
+from app.gm import replay
+from app.gm import service as gm
+from app.models import Game, User
+
+PLAYERS = ["一郎", "二郎", "三郎", "四郎", "五郎"]
+SEED = "c" * 64
+LOG_MOVES = 10_000
+REPEATS = 5
+
+
+def play() -> list[tuple[int, int | None, str, bool]]:
+    impl = find_game("eitsuku")
+    assert impl is not None
+    state = impl.setup(PLAYERS, {}, Rng(SEED, 0))
+    log: list[tuple[int, int | None, str, bool]] = []
+    while not impl.is_over(state):
+        moved = False
+        for seat in range(len(PLAYERS)):
+            legal = impl.legal(state, seat)
+            if not legal:
+                continue
+            line = impl.parse(pick(legal)).canonical()
+            seq = len(log) + 1
+            state, _events = impl.apply(state, seat, impl.parse(line), Rng(SEED, seq))
+            log.append((seq, seat, line, False))
+            moved = True
+        assert moved
+    return log
+
+
+def best(fn: object, repeats: int = REPEATS) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()  # type: ignore[operator]
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> None:
+    print(f"machine: {machine()}")
+    impl = find_game("eitsuku")
+    assert impl is not None
+    log = play()
+    game = Game(seed=SEED, options={})
+    final = replay.fold(impl, game, PLAYERS, log)
+    weeks = final["week"]
+    print(f"game: {len(PLAYERS)} players, {weeks} weeks, {len(log)} moves")
+
+    one = best(lambda: replay.fold(impl, game, PLAYERS, log))
+    rounds = -(-LOG_MOVES // len(log))
+    long_log = best(lambda: [replay.fold(impl, game, PLAYERS, log) for _ in range(rounds)], 3)
+    long_moves = rounds * len(log)
+
+    def snapshots() -> None:
+        state = impl.setup(PLAYERS, {}, Rng(SEED, 0))
+        for _ in range(long_moves):
+            state = json.loads(json.dumps(state))
+
+    def copies() -> None:
+        state = impl.setup(PLAYERS, {}, Rng(SEED, 0))
+        for _ in range(long_moves):
+            state = copy.deepcopy(state)
+
+    floor = best(snapshots, 3)
+    deep = best(copies, 3)
+
+    with scratch_database(None) as url:
+        db = Database(url)
+        users = make_users(db, ["replaygm", *PLAYERS])
+        with db.session() as session:
+            master = session.get(User, users["replaygm"][0])
+            assert master is not None
+            stored = gm.create_game(session, master, "eitsuku", "replay", {}, SECRET, seed=SEED)
+            for name in PLAYERS:
+                player = session.get(User, users[name][0])
+                assert player is not None
+                gm.submit_post(session, stored.thread_id, player, "JOIN", SECRET)
+            gm.submit_post(session, stored.thread_id, master, "START", SECRET)
+            seats = [session.get(User, users[name][0]) for name in PLAYERS]
+            for _seq, seat, line, _sealed in log:
+                who = seats[seat]
+                assert who is not None
+                gm.submit_post(session, stored.thread_id, who, line, SECRET)
+            session.commit()
+            game_id = stored.id
+        with db.session() as session:
+            row = session.get(Game, game_id)
+            assert row is not None and replay.replay(session, row) == row.state == final
+            from_db = best(lambda: replay.replay(session, row))
+        db.dispose()
+
+    print(f"fold, one game          {len(log) / one:10.0f} moves/s  ({one * 1000:.1f} ms)")
+    print(
+        f"fold, {long_moves}-move log   {long_moves / long_log:10.0f} moves/s  ({long_log:.2f} s)"
+    )
+    print(f"replay from SQLite      {len(log) / from_db:10.0f} moves/s  ({from_db * 1000:.1f} ms)")
+    print(f"copy.deepcopy per move  {long_moves / deep:10.0f} moves/s  ({deep:.2f} s)")
+    print(f"baseline JSON snapshot  {long_moves / floor:10.0f} moves/s  ({floor:.2f} s)")
+    print(f"replay_ratio {(long_moves / long_log) / (long_moves / floor):.3f}")
+
+
+if __name__ == "__main__":
+    main()

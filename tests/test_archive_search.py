@@ -1,0 +1,208 @@
+"""Full-text search over thread titles and posts (docs/archive.md, "Search"): Japanese partial
+words through a trigram index, the short-query fallback, あぼーん and sealed commands."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import insert, text
+from sqlalchemy.orm import Session
+
+from app.archive import search as archive_search
+from app.archive.search import MAX_HITS, SHORT_SCAN_WINDOW, search
+from app.errors import Invalid
+from app.forum import service as forum
+from app.models import Post, SealedCommand, Thread, User
+from app.moderation import set_hidden
+from tests.test_archive_helpers import SECRET, make_user, play, unique_words
+
+
+def new_thread(session: Session, user: User, title: str, *bodies: str) -> Thread:
+    board = forum.get_board(session, "chat")
+    thread, _first = forum.create_thread(session, board, user, title, bodies[0], SECRET)
+    for body in bodies[1:]:
+        forum.add_post(
+            session,
+            thread.id,
+            author=user,
+            author_name=user.name,
+            body=body,
+            kind="talk",
+            secret=SECRET,
+        )
+    return thread
+
+
+def test_a_japanese_word_is_found_from_its_middle(session: Session) -> None:
+    user = make_user(session)
+    word = unique_words(8)
+    thread = new_thread(
+        session, user, "雑談スレ", "はじめまして", f"昨日の{word}はすごかった\n二行目"
+    )
+    part = word[2:6]  # no spaces in Japanese: a word is found from any of its substrings
+    result = search(session, part)
+    assert result.mode == "index" and result.total == 1
+    hit = result.posts[0]
+    assert (hit.thread_id, hit.number, hit.author) == (thread.id, 2, user.name)
+    assert hit.url == f"/threads/{thread.id}#2"
+    assert f"<mark>{part}</mark>" in str(hit.snippet)
+    assert "二行目" in str(hit.snippet)
+
+
+def test_every_word_must_occur(session: Session) -> None:
+    user = make_user(session)
+    first, second = unique_words(), unique_words()
+    new_thread(session, user, "スレ", f"{first}だけ", f"{first}と{second}の両方", f"{second}だけ")
+    both = search(session, f"{first}　{second}")  # an ideographic space separates words too
+    assert [h.number for h in both.posts] == [2]
+    assert {h.number for h in search(session, first).posts} == {1, 2}
+
+
+def test_thread_titles_are_searched(session: Session) -> None:
+    user = make_user(session)
+    word = unique_words()
+    thread = new_thread(session, user, f"第三回{word}大会", "本文には出てこない")
+    result = search(session, word[1:5])
+    assert result.posts == []
+    assert [t.thread_id for t in result.threads] == [thread.id]
+    assert f"<mark>{word[1:5]}</mark>" in str(result.threads[0].title)
+
+
+def test_results_are_newest_first_and_link_to_their_page(session: Session) -> None:
+    user = make_user(session)
+    word = unique_words()
+    thread = new_thread(session, user, "長いスレ", *[f"{n}: {word}" for n in range(1, 4)])
+    numbers = [h.number for h in search(session, word).posts]
+    assert numbers == [3, 2, 1]
+    assert archive_search.post_url(thread.id, 150, 100) == f"/threads/{thread.id}?page=2#150"
+
+
+def test_full_width_query_finds_the_normalised_text(session: Session) -> None:
+    user = make_user(session)
+    word = unique_words(4)
+    new_thread(session, user, "スレ", f"SET 主演 役者3 {word}")
+    assert [h.number for h in search(session, f"ＳＥＴ {word}").posts] == [1]
+
+
+@pytest.mark.parametrize("query", ['"', "%", "_", "*", "a OR b", "NEAR(", "(", "^", "\\"])
+def test_query_syntax_is_taken_literally(session: Session, query: str) -> None:
+    user = make_user(session)
+    word = unique_words()
+    new_thread(session, user, "スレ", f"{word}{query}{word}")
+    assert [h.number for h in search(session, f"{word}{query}{word}").posts] == [1]
+    search(session, query)  # never an error
+
+
+def test_short_queries_scan_only_the_newest_posts(session: Session) -> None:
+    user = make_user(session)
+    word = unique_words(2)
+    new_thread(session, user, "スレ", f"ここに{word}がある")
+    result = search(session, word)
+    assert result.mode == "scan" and result.window == SHORT_SCAN_WINDOW
+    assert [h.number for h in result.posts][:1] == [1]
+    # A long word goes through the index; a short one beside it only filters.
+    long_word = unique_words(5)
+    new_thread(session, user, "スレ", f"{long_word}と{word}", f"{long_word}だけ")
+    mixed = search(session, f"{long_word} {word}")
+    assert mixed.mode == "index" and [h.number for h in mixed.posts] == [1]
+
+
+def test_hidden_posts_are_not_found_and_come_back_when_shown(session: Session) -> None:
+    user = make_user(session)
+    admin = make_user(session, "admin")
+    admin.is_admin = True
+    word = unique_words()
+    thread = new_thread(session, user, "スレ", "一つ目", f"消される{word}")
+    assert search(session, word).total == 1
+    set_hidden(session, thread.id, 2, admin, True)
+    assert search(session, word).total == 0
+    short = search(session, word[:2])  # the scanning fallback hides them too
+    assert short.mode == "scan" and (thread.id, 2) not in {
+        (h.thread_id, h.number) for h in short.posts
+    }
+    set_hidden(session, thread.id, 2, admin, False)
+    assert search(session, word).total == 1
+
+
+def test_sealed_commands_are_never_searchable(session: Session) -> None:
+    played = play(session, stop_after=1)
+    word = unique_words()
+    session.add(
+        SealedCommand(
+            game_id=played.game.id,
+            user_id=played.players[0].id,
+            author_name=played.players[0].name,
+            body=f"RULE {word}",
+            ok=True,
+            reply="",
+        )
+    )
+    session.flush()
+    assert search(session, word).total == 0
+    assert search(session, word[:2]).total == 0
+
+
+def test_a_renamed_thread_is_found_by_its_new_title(session: Session) -> None:
+    user = make_user(session)
+    old, new = unique_words(), unique_words()
+    thread = new_thread(session, user, old, "本文")
+    thread.title = new
+    session.flush()
+    assert search(session, old).threads == []
+    assert [t.thread_id for t in search(session, new).threads] == [thread.id]
+
+
+def test_counting_stops_after_the_cap(session: Session) -> None:
+    user = make_user(session)
+    word = unique_words()
+    thread = new_thread(session, user, "多いスレ", "一")
+    now = datetime.now(UTC)
+    session.execute(
+        insert(Post),
+        [
+            {
+                "thread_id": thread.id,
+                "number": n,
+                "author_name": user.name,
+                "daily_id": "x",
+                "body": f"{n} {word}",
+                "kind": "talk",
+                "created_at": now,
+            }
+            for n in range(2, MAX_HITS + 3)
+        ],
+    )
+    result = search(session, word, page=10_000)
+    assert result.total == MAX_HITS and result.more
+    assert result.page.number == result.page.count == MAX_HITS // 20
+
+
+def test_bad_queries_are_invalid(session: Session) -> None:
+    with pytest.raises(Invalid):
+        search(session, "あ" * 201)
+    with pytest.raises(Invalid):
+        search(session, " ".join(f"語{n}" for n in range(9)))
+    assert search(session, "   ").mode == "empty"
+
+
+def test_the_search_uses_the_index(session: Session) -> None:
+    """The search is an index lookup, not a scan of the posts table."""
+    if session.get_bind().dialect.name == "sqlite":
+        plan = session.execute(
+            text(
+                "EXPLAIN QUERY PLAN SELECT fts_posts.rowid FROM fts_posts JOIN posts AS p "
+                "ON p.id = fts_posts.rowid WHERE fts_posts MATCH :m AND p.hidden_at IS NULL "
+                "ORDER BY fts_posts.rowid DESC LIMIT 1001"
+            ),
+            {"m": '("幻の名作")'},
+        ).all()
+        details = " | ".join(str(row[-1]) for row in plan)
+        assert "VIRTUAL TABLE INDEX" in details and "SCAN p" not in details, details
+    else:
+        session.execute(text("SET LOCAL enable_seqscan = off"))
+        plan = session.execute(
+            text("EXPLAIN SELECT id FROM posts WHERE hidden_at IS NULL AND body ILIKE '%幻の名作%'")
+        ).all()
+        details = " | ".join(str(row[0]) for row in plan)
+        assert "fts_posts_body_trgm" in details, details

@@ -1,0 +1,231 @@
+"""Webhooks (a real HTTP receiver on loopback) and mail (a real aiosmtpd server): delivered after
+commit, retried with back-off, logged; bad URLs refused."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+import pytest
+from aiosmtpd.controller import Controller
+from sqlalchemy import select
+
+from app.config import Settings
+from app.db import Database
+from app.delivery import MAX_ATTEMPTS, deliver_due
+from app.models import Delivery
+from tests.conftest import ApiUser, api_user
+
+
+class Receiver:
+    """A webhook endpoint: records JSON bodies; answers ``status`` (changeable)."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        self.status = 204
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                receiver.bodies.append(json.loads(self.rfile.read(length)))
+                self.send_response(receiver.status)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+class Mailbox:
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.messages.append(envelope)
+        return "250 OK"
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    r = Receiver()
+    yield r
+    r.close()
+
+
+@pytest.fixture
+def smtp() -> Iterator[tuple[Mailbox, int]]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    box = Mailbox()
+    controller = Controller(box, hostname="127.0.0.1", port=port)
+    controller.start()
+    yield box, port
+    controller.stop()
+
+
+def started_game(client: httpx.Client, player: ApiUser) -> dict[str, Any]:
+    master = api_user(client)
+    other = api_user(client)
+    game = master.post("/api/games", {"kind": "eitsuku", "title": "配信卓"}).json()
+    for p in (player, other):
+        p.post(f"/api/threads/{game['thread_id']}/posts", {"body": "JOIN"})
+    master.post(f"/api/threads/{game['thread_id']}/posts", {"body": "START"})
+    return {**game, "other": other}
+
+
+def test_webhook_gets_discord_and_slack_compatible_json(
+    client: httpx.Client, database: Database, settings: Settings, receiver: Receiver
+) -> None:
+    player = api_user(client)
+    added = player.post("/api/me/webhooks", {"url": receiver.url})
+    assert added.status_code == 201
+    game = started_game(client, player)
+    assert receiver.bodies == []  # nothing is sent from the request itself
+    counts = deliver_due(database, settings)
+    assert counts["sent"] >= 1
+    body = next(b for b in receiver.bodies if "配信卓" in b["content"])
+    assert body["content"] == body["text"] and "あなたの手番" in body["text"]
+    assert body["bbsgm"]["url"].endswith(f"/games/{game['id']}")
+    log = player.get("/api/me/deliveries").json()
+    assert log[0]["status"] == "sent" and log[0]["attempts"] == 1
+
+
+def test_failing_webhook_is_retried_with_backoff_then_given_up(
+    client: httpx.Client, database: Database, settings: Settings, receiver: Receiver
+) -> None:
+    player = api_user(client)
+    player.post("/api/me/webhooks", {"url": receiver.url})
+    receiver.status = 500
+    started_game(client, player)
+    with database.session() as session:
+        mine = session.scalars(select(Delivery).where(Delivery.target == receiver.url)).all()
+        ids = [d.id for d in mine]
+        start = mine[0].created_at
+    now = start
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        deliver_due(database, settings, now=now)
+        with database.session() as session:
+            row = session.get(Delivery, ids[0])
+            assert row is not None
+            attempts, status, error, due = (
+                row.attempts,
+                row.status,
+                row.last_error,
+                row.next_attempt_at,
+            )
+        assert attempts == attempt and error == "HTTP 500"
+        if attempt < MAX_ATTEMPTS:
+            assert status == "pending"
+            assert due - now == timedelta(seconds=30) * 2 ** (attempt - 1)
+            assert deliver_due(database, settings, now=now)["sent"] == 0  # not due yet
+            now = due
+        else:
+            assert status == "failed"
+    assert len(receiver.bodies) >= MAX_ATTEMPTS
+
+
+def test_unreachable_webhook_never_delays_a_post(
+    client: httpx.Client, database: Database, settings: Settings
+) -> None:
+    player = api_user(client)
+    with socket.socket() as sock:  # a port with nobody listening
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    assert player.post("/api/me/webhooks", {"url": dead}).status_code == 201
+    started_game(client, player)  # posts succeed although the hook is dead
+    counts = deliver_due(database, settings)
+    assert counts["retry"] >= 1
+    log = player.get("/api/me/deliveries").json()
+    assert log[0]["status"] == "pending" and log[0]["last_error"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.com/x",
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "http://",
+        "not a url",
+        "http://user:pw@example.com/",
+        "https://example.com/" + "x" * 600,
+    ],
+)
+def test_bad_webhook_urls_are_refused(client: httpx.Client, url: str) -> None:
+    player = api_user(client)
+    reply = player.post("/api/me/webhooks", {"url": url})
+    assert reply.status_code == 422 and reply.json()["detail"]
+    assert player.get("/api/me/webhooks").json() == []
+
+
+def test_mail_is_opt_in_and_names_game_turn_and_moves(
+    client: httpx.Client, database: Database, settings: Settings, smtp: tuple[Mailbox, int]
+) -> None:
+    box, port = smtp
+    mail_settings = settings.model_copy(
+        update={"smtp_host": "127.0.0.1", "smtp_port": port, "smtp_from": "gm@bbsgm.test"}
+    )
+    quiet = api_user(client)
+    started_game(client, quiet)  # no opt-in: no mail
+    deliver_due(database, mail_settings)
+    assert not [m for m in box.messages if quiet.name in str(m.rcpt_tos)]
+    player = api_user(client)
+    assert (
+        player.client.put(
+            "/api/me/email", json={"email": "p@bbsgm.test", "notify": True}, headers=player.headers
+        ).status_code
+        == 200
+    )
+    game = started_game(client, player)
+    others = [p["name"] for p in client.get(f"/api/games/{game['id']}").json()["players"]]
+    assert player.name in others
+    # Both players end week 1 (the other one through the GM's AS): week 2 is a new turn.
+    legal = player.get(f"/api/games/{game['id']}/legal").json()["commands"]
+    first = [c for c in legal if c.startswith("CHOOSE")][:1]
+    player.post(f"/api/threads/{game['thread_id']}/posts", {"body": "\n".join([*first, "END"])})
+    other_player: ApiUser = game["other"]
+    legal = other_player.get(f"/api/games/{game['id']}/legal").json()["commands"]
+    first = [c for c in legal if c.startswith("CHOOSE")][:1]
+    other_player.post(
+        f"/api/threads/{game['thread_id']}/posts", {"body": "\n".join([*first, "END"])}
+    )
+    deliver_due(database, mail_settings)
+    mails = [m for m in box.messages if m.rcpt_tos == ["p@bbsgm.test"]]
+    assert len(mails) == 2, "a mail at START and one when week 2 began"
+    latest = email.message_from_bytes(mails[-1].content, policy=email.policy.default)
+    latest_body = latest.get_content()
+    assert "week2" in latest_body and "最近の手:" in latest_body and "END" in latest_body
+    message = email.message_from_bytes(mails[0].content, policy=email.policy.default)
+    assert message["From"] == "gm@bbsgm.test"
+    assert "あなたの手番" in str(message["Subject"])
+    body = message.get_content()
+    assert "ゲーム: 配信卓" in body and "week1" in str(message["Subject"])
+    assert f"/games/{game['id']}" in body
+
+
+def test_email_validation(client: httpx.Client) -> None:
+    player = api_user(client)
+    bad = player.client.put(
+        "/api/me/email", json={"email": "nope", "notify": True}, headers=player.headers
+    )
+    assert bad.status_code == 422
+    missing = player.client.put(
+        "/api/me/email", json={"email": "", "notify": True}, headers=player.headers
+    )
+    assert missing.status_code == 422

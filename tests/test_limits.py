@@ -1,0 +1,367 @@
+"""Limits, each a clear error: body and title sizes (422), request size (413), and posting,
+registration and login rates per account and per address (429 with Retry-After), counted in
+the database so that they hold across worker processes.
+
+The rest of the suite runs with rate limits off (tests/conftest.py); here a server of its own
+has small ones. Every test speaks from its own made-up address (X-Forwarded-For, which
+uvicorn trusts from 127.0.0.1) and its own accounts, so counters never meet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.config import Settings
+from app.db import Database
+from app.models import RateLimit
+from app.ratelimit import hit, retry_after
+from tests.conftest import LiveServer, unique_name
+from tests.test_load_support import (
+    ServeProcess,
+    fast_users,
+    post_count,
+    serve_env,
+    session_cookie,
+)
+
+PER_ACCOUNT = 3
+PER_ADDRESS = 5
+REGISTRATIONS = 2
+LOGINS_PER_ADDRESS = 4
+LOGINS_PER_NAME = 2
+TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def address() -> dict[str, str]:
+    """A fresh client address (TEST-NET-2 and 10/8, never routed) for one test."""
+    ip = f"10.{random.randrange(256)}.{random.randrange(256)}.{random.randrange(1, 255)}"
+    return {"X-Forwarded-For": ip}
+
+
+@pytest.fixture(scope="module")
+def limited(settings: Settings, database: Database) -> Iterator[LiveServer]:
+    small = settings.model_copy(
+        update={
+            "rate_limits": True,
+            "posts_per_minute_per_account": PER_ACCOUNT,
+            "posts_per_minute_per_address": PER_ADDRESS,
+            "registrations_per_hour_per_address": REGISTRATIONS,
+            "logins_per_minute_per_address": LOGINS_PER_ADDRESS,
+            "logins_per_minute_per_account": LOGINS_PER_NAME,
+        }
+    )
+    server = LiveServer(small, database)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def web(limited: LiveServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=limited.url, timeout=30) as c:
+        yield c
+
+
+def new_thread(web: httpx.Client, database: Database) -> int:
+    owner = fast_users(database, 1, web)[0]
+    created = web.post(
+        "/api/boards/chat/threads",
+        json={"title": "制限", "body": "1"},
+        headers={**owner.headers, **address()},
+    )
+    assert created.status_code == 201, created.text
+    return int(created.json()["id"])
+
+
+def assert_429(reply: httpx.Response, needle: str) -> int:
+    assert reply.status_code == 429, reply.text
+    wait = int(reply.headers["Retry-After"])
+    assert 1 <= wait <= 2 * 3600
+    text = reply.json()["detail"] if "json" in reply.headers["content-type"] else reply.text
+    assert needle in text and f"{wait}秒後" in text
+    return wait
+
+
+# --- sizes ---------------------------------------------------------------------------------
+
+
+def test_body_and_title_sizes_are_422_with_the_limit(web: httpx.Client, database: Database) -> None:
+    user = fast_users(database, 1, web)[0]
+    thread_id = new_thread(web, database)
+    headers = {**user.headers, **address()}
+    long_body = web.post(
+        f"/api/threads/{thread_id}/posts", json={"body": "あ" * 10_001}, headers=headers
+    )
+    assert long_body.status_code == 422 and "10000文字以内" in long_body.json()["detail"]
+    long_title = web.post(
+        "/api/boards/chat/threads", json={"title": "t" * 101, "body": "x"}, headers=headers
+    )
+    assert long_title.status_code == 422 and "100文字以内" in long_title.json()["detail"]
+    assert post_count(database, thread_id) == 1
+
+
+def test_request_body_over_256_kib_is_413(web: httpx.Client, database: Database) -> None:
+    user = fast_users(database, 1, web)[0]
+    thread_id = new_thread(web, database)
+    big = "x" * (256 * 1024 + 1)
+    declared = web.post(
+        f"/api/threads/{thread_id}/posts",
+        content=b'{"body": "' + big.encode() + b'"}',
+        headers={**user.headers, "content-type": "application/json"},
+    )
+    assert declared.status_code == 413
+    assert "256 KiB" in declared.json()["detail"]
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
+        yield b'{"body": "'
+        for _ in range(40):
+            yield b"y" * 8192
+        yield b'"}'
+
+    chunked = web.post(
+        f"/api/threads/{thread_id}/posts",
+        content=chunks(),
+        headers={**user.headers, "content-type": "application/json"},
+    )
+    assert chunked.status_code == 413 and "256 KiB" in chunked.json()["detail"]
+
+    page = web.post(f"/threads/{thread_id}/posts", data={"body": big, "csrf_token": "x"})
+    assert page.status_code == 413 and "256 KiB" in page.text
+    assert page.headers["content-type"].startswith("text/html")
+    assert "content-security-policy" in page.headers
+    assert post_count(database, thread_id) == 1
+
+    # Just under the limit the request is read, and the body-length rule answers instead.
+    under = web.post(
+        f"/api/threads/{thread_id}/posts", json={"body": "z" * 200_000}, headers=user.headers
+    )
+    assert under.status_code == 422 and "長すぎます" in under.json()["detail"]
+
+
+# --- posting rates -------------------------------------------------------------------------
+
+
+def test_posts_per_account(web: httpx.Client, database: Database) -> None:
+    user = fast_users(database, 1, web)[0]
+    thread_id = new_thread(web, database)
+    url = f"/api/threads/{thread_id}/posts"
+    for i in range(PER_ACCOUNT):  # each from another address: the account is what counts
+        reply = web.post(url, json={"body": f"{i}"}, headers={**user.headers, **address()})
+        assert reply.status_code == 201, reply.text
+    refused = web.post(url, json={"body": "over"}, headers={**user.headers, **address()})
+    assert_429(refused, "書き込みが多すぎます（1分間に3回まで）")
+    assert post_count(database, thread_id) == 1 + PER_ACCOUNT
+    # A new thread, a game, a sealed command count the same.
+    thread = web.post(
+        "/api/boards/chat/threads", json={"title": "t", "body": "b"}, headers=user.headers
+    )
+    assert_429(thread, "書き込み")
+    game = web.post("/api/games", json={"kind": "eitsuku", "title": "t"}, headers=user.headers)
+    assert_429(game, "書き込み")
+
+
+def test_posts_per_address(web: httpx.Client, database: Database) -> None:
+    users = fast_users(database, PER_ADDRESS + 1, web)
+    thread_id = new_thread(web, database)
+    shared = address()
+    url = f"/api/threads/{thread_id}/posts"
+    for user in users[:PER_ADDRESS]:
+        sent = web.post(url, json={"body": "x"}, headers={**user.headers, **shared})
+        assert sent.status_code == 201
+    last = users[PER_ADDRESS]
+    assert_429(
+        web.post(url, json={"body": "x"}, headers={**last.headers, **shared}),
+        "この接続元からの書き込み",
+    )
+    # The same account from elsewhere is fine: the address was full, not the account.
+    elsewhere = web.post(url, json={"body": "x"}, headers={**last.headers, **address()})
+    assert elsewhere.status_code == 201
+
+
+def test_page_form_over_the_limit_keeps_the_text(limited: LiveServer, database: Database) -> None:
+    with httpx.Client(base_url=limited.url, timeout=30) as web:
+        user = fast_users(database, 1, web)[0]
+        thread_id = new_thread(web, database)
+        web.cookies.set("bbsgm_session", session_cookie(database, user.name))
+        here = address()
+        token = TOKEN.search(web.get(f"/threads/{thread_id}", headers=here).text)
+        assert token is not None
+        for i in range(PER_ACCOUNT):
+            sent = web.post(
+                f"/threads/{thread_id}/posts",
+                data={"body": f"form {i}", "csrf_token": token.group(1)},
+                headers=here,
+            )
+            assert sent.status_code == 303, sent.text
+        refused = web.post(
+            f"/threads/{thread_id}/posts",
+            data={"body": "まだ書きたい", "csrf_token": token.group(1)},
+            headers=here,
+        )
+        assert_429(refused, "書き込みが多すぎます")
+        assert "まだ書きたい" in refused.text  # the form comes back with what was typed
+        assert post_count(database, thread_id) == 1 + PER_ACCOUNT
+
+
+def test_concurrent_attempts_are_counted_exactly(limited: LiveServer, database: Database) -> None:
+    with httpx.Client(base_url=limited.url) as web:
+        user = fast_users(database, 1, web)[0]
+        thread_id = new_thread(web, database)
+
+    async def burst() -> list[int]:
+        limits = httpx.Limits(max_keepalive_connections=0)
+        async with httpx.AsyncClient(base_url=limited.url, timeout=60, limits=limits) as c:
+            replies = await asyncio.gather(
+                *(
+                    c.post(
+                        f"/api/threads/{thread_id}/posts",
+                        json={"body": f"{i}"},
+                        headers={**user.headers, **address()},
+                    )
+                    for i in range(12)
+                )
+            )
+        return [r.status_code for r in replies]
+
+    codes = asyncio.run(burst())
+    assert sorted(codes) == [201] * PER_ACCOUNT + [429] * (12 - PER_ACCOUNT)
+    assert post_count(database, thread_id) == 1 + PER_ACCOUNT
+
+
+# --- registration and login ----------------------------------------------------------------
+
+
+def test_registrations_per_address(web: httpx.Client) -> None:
+    here = address()
+    for _ in range(REGISTRATIONS):
+        reply = web.post(
+            "/api/register", json={"name": unique_name(), "password": "password123"}, headers=here
+        )
+        assert reply.status_code == 201, reply.text
+    refused = web.post(
+        "/api/register", json={"name": unique_name(), "password": "password123"}, headers=here
+    )
+    assert_429(refused, "この接続元からの登録が多すぎます（1時間に2回まで）")
+    page = web.get("/register", headers=here)
+    token = TOKEN.search(page.text)
+    assert token is not None
+    form = web.post(
+        "/register",
+        data={"name": unique_name(), "password": "password123", "csrf_token": token.group(1)},
+        headers=here,
+    )
+    assert_429(form, "登録が多すぎます")
+
+
+def test_logins_per_account_name_and_per_address(web: httpx.Client, database: Database) -> None:
+    victim = fast_users(database, 1, web)[0]
+    here = address()
+    for _ in range(LOGINS_PER_NAME):
+        wrong = web.post(
+            "/api/login", json={"name": victim.name, "password": "guess-guess"}, headers=here
+        )
+        assert wrong.status_code == 401
+    # Now even the right password waits: guessing one account is slowed from any address.
+    right = web.post(
+        "/api/login", json={"name": victim.name, "password": "password123"}, headers=address()
+    )
+    assert_429(right, "この名前へのログインの試みが多すぎます")
+    # Other names from the first address, until the address is full.
+    others = fast_users(database, 3, web)
+    for other in others[: LOGINS_PER_ADDRESS - LOGINS_PER_NAME]:
+        ok = web.post(
+            "/api/login", json={"name": other.name, "password": "password123"}, headers=here
+        )
+        assert ok.status_code == 200, ok.text
+    full = web.post(
+        "/api/login", json={"name": others[-1].name, "password": "password123"}, headers=here
+    )
+    assert_429(full, "この接続元からのログインが多すぎます")
+
+
+# --- across processes ----------------------------------------------------------------------
+
+
+def test_limit_holds_across_two_worker_processes(
+    settings: Settings, database: Database, tmp_path: Path
+) -> None:
+    env = serve_env(
+        settings.database_url,
+        settings.resolved_secret_key(),
+        rate_limits="true",
+        posts_per_minute_per_account="4",
+        posts_per_minute_per_address="1000",
+    )
+    server = ServeProcess(env, workers=2, log=tmp_path / "serve.log")
+    server.start()
+    try:
+        with httpx.Client(base_url=server.url) as web:
+            users = fast_users(database, 1, web)
+            thread_id = new_thread(web, database)
+
+        async def burst() -> list[httpx.Response]:
+            limits = httpx.Limits(max_keepalive_connections=0)  # new connection, any worker
+            async with httpx.AsyncClient(base_url=server.url, timeout=60, limits=limits) as c:
+                return await asyncio.gather(
+                    *(
+                        c.post(
+                            f"/api/threads/{thread_id}/posts",
+                            json={"body": f"{i}"},
+                            headers=users[0].headers,
+                        )
+                        for i in range(16)
+                    )
+                )
+
+        replies = asyncio.run(burst())
+    finally:
+        server.stop()
+    codes = sorted(r.status_code for r in replies)
+    assert codes == [201] * 4 + [429] * 12, server.log()
+    assert all(int(r.headers["Retry-After"]) >= 1 for r in replies if r.status_code == 429)
+    assert post_count(database, thread_id) == 1 + 4
+
+
+# --- the counter itself, with an explicit clock --------------------------------------------
+
+
+def test_sliding_window_counter(session: Session) -> None:
+    key = f"test:{unique_name()}"
+    t0 = 1_800_000_000.0  # a window boundary (a multiple of 60)
+    assert [hit(session, key, 3, 60, t0 + i) for i in range(3)] == [None, None, None]
+    wait = hit(session, key, 3, 60, t0 + 10)
+    assert wait == 70  # 50 s to the next window, where 3 * (1 - 20/60) + 1 fits again
+    assert hit(session, key, 3, 60, t0 + 10 + wait - 1) is not None
+    assert hit(session, key, 3, 60, t0 + 10 + wait) is None
+    # Refused attempts are not counted: the window holds exactly what was allowed.
+    rows = session.scalars(select(RateLimit.hits).where(RateLimit.key == key)).all()
+    assert sorted(rows) == [1, 3]
+
+
+def test_retry_after_is_the_first_second_that_fits() -> None:
+    # Full now: wait for the next window, until 10 * (1 - x/60) + 1 <= 10 (x = 6 s).
+    assert retry_after(previous=0, current=10, limit=10, window=60, elapsed=40) == 26
+    assert retry_after(previous=30, current=0, limit=10, window=60, elapsed=0) == 42
+    for previous, current, elapsed in [(5, 8, 12.5), (12, 3, 59), (1, 9, 1), (0, 10, 0)]:
+        wait = retry_after(previous, current, 10, 60, elapsed)
+        at = elapsed + wait
+        in_window = at < 60
+        estimate = previous * (60 - at) / 60 + current if in_window else current * (120 - at) / 60
+        assert estimate + 1 <= 10 + 1e-9
+
+
+def test_expired_counters_are_deleted(session: Session) -> None:
+    old = f"test:{unique_name()}"
+    t0 = 1_900_000_000.0
+    assert hit(session, old, 5, 60, t0) is None
+    assert hit(session, f"test:{unique_name()}", 5, 60, t0 + 121) is None  # old has expired
+    assert session.scalars(select(RateLimit).where(RateLimit.key == old)).all() == []

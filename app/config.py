@@ -54,7 +54,9 @@ class Settings(BaseSettings):
     # Requests inside the app at once, per process; the others queue in the event loop. Below
     # the database pool (5 + 10 connections) and the worker threads (40), less the background
     # runners' own: then no request waits for a thread or a connection that a waiting one holds.
-    max_requests_in_flight: int = Field(default=12, ge=1, le=1000)
+    # None: 12 on PostgreSQL, 2 on SQLite, where every transaction takes the one write lock and
+    # waiters poll for it, so fewer inside means fairer turns (docs/benchmarks.md).
+    max_requests_in_flight: int | None = Field(default=None, ge=1, le=1000)
     templates_dir: Path = Field(default_factory=lambda: resource_dir("templates"))
     grammar_dir: Path = Field(default_factory=lambda: resource_dir("grammar"))
     migrations_dir: Path = Field(default_factory=lambda: resource_dir("migrations"))

@@ -24,7 +24,7 @@ from app.db import Database
 from app.delivery import deliver_due
 from app.errors import ServiceError
 from app.gm.deadlines import tick
-from app.ratelimit import RequestLimits
+from app.ratelimit import RequestLimits, in_flight_limit
 from app.web import deps
 from app.web.archive_pages import router as archive_pages_router
 from app.web.feed_pages import router as feed_router
@@ -91,7 +91,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     app.add_middleware(
         RequestLimits,
         max_bytes=settings.max_request_bytes,
-        max_in_flight=settings.max_requests_in_flight,
+        max_in_flight=in_flight_limit(settings),
     )
 
     @app.middleware("http")

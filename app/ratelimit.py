@@ -268,6 +268,13 @@ def check_login(session: Session, request: Request, name: str) -> None:
 
 # --- request size --------------------------------------------------------------------------
 
+def in_flight_limit(settings: Settings) -> int:
+    """``max_requests_in_flight``, or its default for the database in use."""
+    if settings.max_requests_in_flight is not None:
+        return settings.max_requests_in_flight
+    return 2 if settings.is_sqlite else 12
+
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]

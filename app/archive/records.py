@@ -8,7 +8,6 @@ verify) and ``import`` (app.archive.importer) read the same document.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -20,9 +19,10 @@ from sqlalchemy.orm import Session
 from app.archive.fold import MoveLine, Step, steps
 from app.errors import Invalid
 from app.forum import service as forum
-from app.games.base import CommandSyntaxError, RuleError, State, competition_ranks
+from app.games.base import CommandSyntaxError, RuleError
 from app.games.base import Game as GameImpl
 from app.gm import service as gm
+from app.gm.pipeline import seed_hash
 from app.models import Adjustment, Game, Move, Post, SealedCommand, utcnow
 from app.moderation import HIDDEN_BODY
 
@@ -31,11 +31,6 @@ VERSION = 1
 SEALED = "（封印）"
 OVER = ("finished", "aborted")
 MAX_RECORD_BYTES = 20_000_000
-
-
-def seed_hash(seed: str) -> str:
-    """What the bot posts at START: ``sha256(seed.encode()).hexdigest()``."""
-    return hashlib.sha256(seed.encode()).hexdigest()
 
 
 # --- the document ------------------------------------------------------------------------
@@ -196,43 +191,6 @@ def move_lines(moves: list[MoveRecord]) -> list[MoveLine]:
         MoveLine(m.seq, None if m.seat is None else m.seat - 1, m.command, m.sealed)
         for m in applied(moves)
     ]
-
-
-def adjusted_result(
-    impl: GameImpl,
-    state: State,
-    status: str,
-    names: list[str],
-    adjustments: list[tuple[int, int]],
-) -> dict[str, Any] | None:
-    """The result as ``app.gm.results.final_result`` makes it, from a state and (0-based seat,
-    delta) pairs instead of the database (tests check the two agree)."""
-    if status != "finished":
-        return None
-    result = impl.result(state)
-    if result is None:
-        return None
-    deltas: dict[str, int] = {}
-    for seat, delta in adjustments:
-        if 0 <= seat < len(names):
-            deltas[names[seat]] = deltas.get(names[seat], 0) + delta
-    ranking = [dict(entry) for entry in result.to_json()["ranking"]]
-    if not deltas:
-        return {"ranking": ranking}
-    for entry in ranking:
-        delta = deltas.get(entry["name"], 0)
-        entry["breakdown"] = {**entry["breakdown"], "gm": delta}
-        if entry["score"] is not None:
-            entry["score"] += delta
-            if isinstance(entry["breakdown"].get("total"), int):
-                entry["breakdown"]["total"] += delta
-    scored = sorted((e for e in ranking if e["score"] is not None), key=lambda e: -e["score"])
-    unscored = [e for e in ranking if e["score"] is None]
-    for entry, rank in zip(scored, competition_ranks([e["score"] for e in scored]), strict=True):
-        entry["rank"] = rank
-    for entry in unscored:
-        entry["rank"] = len(scored) + 1
-    return {"ranking": scored + unscored}
 
 
 # --- export --------------------------------------------------------------------------------

@@ -19,16 +19,16 @@ from app.archive.records import (
     SEALED,
     GameRecord,
     MoveRecord,
-    adjusted_result,
     applied,
     export_game,
     jsonable,
     move_lines,
     parse_record,
-    seed_hash,
 )
 from app.games import find_game
 from app.games.base import CommandSyntaxError, RuleError, State
+from app.gm.pipeline import seed_hash
+from app.gm.results import adjusted_result
 from app.models import Game
 
 MAX_MISMATCHES_SHOWN = 20

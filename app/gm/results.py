@@ -8,24 +8,40 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.games.base import Game as GameImpl
-from app.games.base import competition_ranks
+from app.games.base import State, competition_ranks
 from app.models import Adjustment, Game
 
 
 def final_result(session: Session, game: Game, impl: GameImpl) -> dict[str, Any] | None:
-    """None until the game is finished. Adjustments add a ``gm`` line to the breakdown and
-    move the total; players are ranked again on the adjusted scores (未完成 stays last)."""
-    if game.status != "finished" or game.state is None:
-        return None
-    result = impl.result(game.state)
-    if result is None:
+    """None until the game is finished; the game's ranking with the GM's ADJUSTs applied."""
+    if game.state is None:
         return None
     names = game.players_at_start or [p.name for p in game.players]
+    adjustments = [
+        (row.seat, row.delta)
+        for row in session.scalars(select(Adjustment).where(Adjustment.game_id == game.id))
+    ]
+    return adjusted_result(impl, game.state, game.status, names, adjustments)
+
+
+def adjusted_result(
+    impl: GameImpl,
+    state: State,
+    status: str,
+    names: list[str],
+    adjustments: list[tuple[int, int]],
+) -> dict[str, Any] | None:
+    """Adjustments ((0-based seat, delta) pairs) add a ``gm`` line to the breakdown and move
+    the total; players are ranked again on the adjusted scores (未完成 stays last)."""
+    if status != "finished":
+        return None
+    result = impl.result(state)
+    if result is None:
+        return None
     deltas: dict[str, int] = {}
-    for adjustment in session.scalars(select(Adjustment).where(Adjustment.game_id == game.id)):
-        if 0 <= adjustment.seat < len(names):
-            name = names[adjustment.seat]
-            deltas[name] = deltas.get(name, 0) + adjustment.delta
+    for seat, delta in adjustments:
+        if 0 <= seat < len(names):
+            deltas[names[seat]] = deltas.get(names[seat], 0) + delta
     ranking = [dict(entry) for entry in result.to_json()["ranking"]]
     if not deltas:
         return {"ranking": ranking}

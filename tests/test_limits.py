@@ -2,9 +2,10 @@
 registration and login rates per account and per address (429 with Retry-After), counted in
 the database so that they hold across worker processes.
 
-The rest of the suite runs with rate limits off (tests/conftest.py); here a server of its own
-has small ones. Every test speaks from its own made-up address (X-Forwarded-For, which
-uvicorn trusts from 127.0.0.1) and its own accounts, so counters never meet.
+The rest of the suite runs with rate limits off (tests/conftest.py); here `bbsgm serve
+--workers 2` of its own has small ones, so every count is shared by two processes. Every test
+speaks from its own made-up address (X-Forwarded-For, which uvicorn trusts from 127.0.0.1) and
+its own accounts, so counters never meet.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import asyncio
 import random
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -24,7 +24,7 @@ from app.config import Settings
 from app.db import Database
 from app.models import RateLimit
 from app.ratelimit import hit, retry_after
-from tests.conftest import LiveServer, unique_name
+from tests.conftest import unique_name
 from tests.test_load_support import (
     ServeProcess,
     fast_users,
@@ -48,25 +48,30 @@ def address() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def limited(settings: Settings, database: Database) -> Iterator[LiveServer]:
-    small = settings.model_copy(
-        update={
-            "rate_limits": True,
-            "posts_per_minute_per_account": PER_ACCOUNT,
-            "posts_per_minute_per_address": PER_ADDRESS,
-            "registrations_per_hour_per_address": REGISTRATIONS,
-            "logins_per_minute_per_address": LOGINS_PER_ADDRESS,
-            "logins_per_minute_per_account": LOGINS_PER_NAME,
-        }
+def limited(
+    settings: Settings, database: Database, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServeProcess]:
+    """`bbsgm serve --workers 2` with small limits: every test here also checks that the
+    counts hold across processes. (A process of its own: the test server's app is left as
+    it is.)"""
+    env = serve_env(
+        settings.database_url,
+        settings.resolved_secret_key(),
+        rate_limits="true",
+        posts_per_minute_per_account=str(PER_ACCOUNT),
+        posts_per_minute_per_address=str(PER_ADDRESS),
+        registrations_per_hour_per_address=str(REGISTRATIONS),
+        logins_per_minute_per_address=str(LOGINS_PER_ADDRESS),
+        logins_per_minute_per_account=str(LOGINS_PER_NAME),
     )
-    server = LiveServer(small, database)
+    server = ServeProcess(env, workers=2, log=tmp_path_factory.mktemp("limits") / "serve.log")
     server.start()
     yield server
     server.stop()
 
 
 @pytest.fixture
-def web(limited: LiveServer) -> Iterator[httpx.Client]:
+def web(limited: ServeProcess) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=limited.url, timeout=30) as c:
         yield c
 
@@ -187,7 +192,7 @@ def test_posts_per_address(web: httpx.Client, database: Database) -> None:
     assert elsewhere.status_code == 201
 
 
-def test_page_form_over_the_limit_keeps_the_text(limited: LiveServer, database: Database) -> None:
+def test_page_form_over_the_limit_keeps_the_text(limited: ServeProcess, database: Database) -> None:
     with httpx.Client(base_url=limited.url, timeout=30) as web:
         user = fast_users(database, 1, web)[0]
         thread_id = new_thread(web, database)
@@ -212,15 +217,16 @@ def test_page_form_over_the_limit_keeps_the_text(limited: LiveServer, database: 
         assert post_count(database, thread_id) == 1 + PER_ACCOUNT
 
 
-def test_concurrent_attempts_are_counted_exactly(limited: LiveServer, database: Database) -> None:
+def test_concurrent_attempts_are_counted_exactly(limited: ServeProcess, database: Database) -> None:
+    """12 at once, over fresh connections to two worker processes: exactly the limit pass."""
     with httpx.Client(base_url=limited.url) as web:
         user = fast_users(database, 1, web)[0]
         thread_id = new_thread(web, database)
 
-    async def burst() -> list[int]:
-        limits = httpx.Limits(max_keepalive_connections=0)
+    async def burst() -> list[httpx.Response]:
+        limits = httpx.Limits(max_keepalive_connections=0)  # a new connection: any worker
         async with httpx.AsyncClient(base_url=limited.url, timeout=60, limits=limits) as c:
-            replies = await asyncio.gather(
+            return await asyncio.gather(
                 *(
                     c.post(
                         f"/api/threads/{thread_id}/posts",
@@ -230,10 +236,11 @@ def test_concurrent_attempts_are_counted_exactly(limited: LiveServer, database: 
                     for i in range(12)
                 )
             )
-        return [r.status_code for r in replies]
 
-    codes = asyncio.run(burst())
-    assert sorted(codes) == [201] * PER_ACCOUNT + [429] * (12 - PER_ACCOUNT)
+    replies = asyncio.run(burst())
+    codes = sorted(r.status_code for r in replies)
+    assert codes == [201] * PER_ACCOUNT + [429] * (12 - PER_ACCOUNT), limited.log()
+    assert all(int(r.headers["Retry-After"]) >= 1 for r in replies if r.status_code == 429)
     assert post_count(database, thread_id) == 1 + PER_ACCOUNT
 
 
@@ -286,49 +293,6 @@ def test_logins_per_account_name_and_per_address(web: httpx.Client, database: Da
         "/api/login", json={"name": others[-1].name, "password": "password123"}, headers=here
     )
     assert_429(full, "この接続元からのログインが多すぎます")
-
-
-# --- across processes ----------------------------------------------------------------------
-
-
-def test_limit_holds_across_two_worker_processes(
-    settings: Settings, database: Database, tmp_path: Path
-) -> None:
-    env = serve_env(
-        settings.database_url,
-        settings.resolved_secret_key(),
-        rate_limits="true",
-        posts_per_minute_per_account="4",
-        posts_per_minute_per_address="1000",
-    )
-    server = ServeProcess(env, workers=2, log=tmp_path / "serve.log")
-    server.start()
-    try:
-        with httpx.Client(base_url=server.url) as web:
-            users = fast_users(database, 1, web)
-            thread_id = new_thread(web, database)
-
-        async def burst() -> list[httpx.Response]:
-            limits = httpx.Limits(max_keepalive_connections=0)  # new connection, any worker
-            async with httpx.AsyncClient(base_url=server.url, timeout=60, limits=limits) as c:
-                return await asyncio.gather(
-                    *(
-                        c.post(
-                            f"/api/threads/{thread_id}/posts",
-                            json={"body": f"{i}"},
-                            headers=users[0].headers,
-                        )
-                        for i in range(16)
-                    )
-                )
-
-        replies = asyncio.run(burst())
-    finally:
-        server.stop()
-    codes = sorted(r.status_code for r in replies)
-    assert codes == [201] * 4 + [429] * 12, server.log()
-    assert all(int(r.headers["Retry-After"]) >= 1 for r in replies if r.status_code == 429)
-    assert post_count(database, thread_id) == 1 + 4
 
 
 # --- the counter itself, with an explicit clock --------------------------------------------

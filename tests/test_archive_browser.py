@@ -9,7 +9,7 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from app.db import Database
 from tests.conftest import LiveServer
@@ -23,16 +23,6 @@ if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
     pytest.skip("Debian's chromium is missing (.ci/test installs it)", allow_module_level=True)
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--disable-gpu", "--disable-background-networking", "--no-first-run"],
-        )
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

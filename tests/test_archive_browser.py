@@ -23,8 +23,6 @@ if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
     pytest.skip("Debian's chromium is missing (.ci/test installs it)", allow_module_level=True)
 
 
-
-
 @pytest.fixture(scope="module")
 def game_id(database: Database) -> int:
     with database.session() as session:

@@ -20,8 +20,6 @@ if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
     pytest.skip("Debian's chromium is missing (.ci/test installs it)", allow_module_level=True)
 
 
-
-
 @pytest.fixture
 def page(browser: Browser, live_server: LiveServer) -> Iterator[Page]:
     context = browser.new_context(base_url=live_server.url, locale="ja-JP")

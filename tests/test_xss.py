@@ -169,8 +169,6 @@ def _title_ok(vector: str) -> bool:
     return True
 
 
-
-
 @dataclass
 class Watch:
     dialogs: list[str] = field(default_factory=list)

@@ -24,6 +24,7 @@ from app.db import Database
 from app.delivery import deliver_due
 from app.errors import ServiceError
 from app.gm.deadlines import tick
+from app.i18n import LanguageMiddleware
 from app.ratelimit import RequestLimits, in_flight_limit
 from app.web import deps
 from app.web.archive_pages import router as archive_pages_router
@@ -117,6 +118,9 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         response.headers.setdefault("Referrer-Policy", "same-origin")
         response.headers.setdefault("X-Frame-Options", "DENY")
         return response
+
+    # Outermost of ours: the language is set before anything renders, error pages included.
+    app.add_middleware(LanguageMiddleware, secure_cookies=settings.secure_cookies)
 
     @app.exception_handler(ServiceError)
     async def service_error(request: Request, exc: ServiceError) -> Response:

@@ -26,10 +26,12 @@ from app.errors import Invalid, NotFound, ServiceError
 from app.forum import service as forum
 from app.games import all_games
 from app.gm import service as gm
+from app.i18n import N_
 from app.models import Board
 from app.web import deps
 from app.web.common import CSRF_MESSAGE, render
 from app.web.deps import PageUser, SessionDep, SettingsDep
+from app.web.messages import game_title
 
 router = APIRouter(include_in_schema=False)
 
@@ -49,6 +51,7 @@ RESERVED = frozenset(
         "search",
         "test",
         "favicon.ico",
+        "lang",
         "feeds",
         "notifications",
     }
@@ -116,7 +119,7 @@ def archive_page(
         filters=filters,
         query=urlencode({k: v for k, v in filters.items() if v}),
         kinds=all_games(),
-        kind_titles={g.kind: g.title_ja for g in all_games()},
+        kind_titles={g.kind: game_title(g) for g in all_games()},
         sorts=listing.SORTS,
         statuses=listing.STATUS_CHOICES,
         error=error,
@@ -189,7 +192,9 @@ def verify_stored_page(
     game = gm.get_game(session, game_id)
     report = verify_game(session, game) if game.status in OVER else None
     session.commit()
-    error = None if report is not None else "終わったゲームだけを検証できます（種は終局後に公開）。"
+    error = None
+    if report is None:
+        error = N_("終わったゲームだけを検証できます（種は終局後に公開）。")
     return render(
         request,
         "archive/verify.html",
@@ -225,7 +230,9 @@ async def verify_upload(
             raw = await file.read(MAX_RECORD_BYTES + 1)
         try:
             if not raw or not raw.strip():
-                raise Invalid("検証する記録（エクスポートした JSON）を貼り付けるか選んでください。")
+                raise Invalid(
+                    N_("検証する記録（エクスポートした JSON）を貼り付けるか選んでください。")
+                )
             report = await run_in_threadpool(_verify_raw, raw)
         except ServiceError as exc:
             error, code = exc.message, exc.status
@@ -241,7 +248,7 @@ def _verify_raw(raw: bytes | str) -> Report:
 
 def _board(session: Session, slug: str) -> Board:
     if slug in RESERVED or not _SLUG.fullmatch(slug):
-        raise NotFound(f"板「{slug}」はありません。")
+        raise NotFound(N_("板「%(slug)s」はありません。") % {"slug": slug})
     return forum.get_board(session, slug)
 
 
@@ -286,10 +293,10 @@ def setting_txt(request: Request, board: str, session: SessionDep) -> Response:
 def dat_file(request: Request, board: str, key: str, session: SessionDep) -> Response:
     found = _board(session, board)
     if not _KEY.fullmatch(key):
-        raise NotFound(f"スレッド {key} はありません。")
+        raise NotFound(N_("スレッド %(id)s はありません。") % {"id": key})
     thread = forum.get_thread(session, int(key))
     if thread.board_id != found.id:
-        raise NotFound(f"スレッド {key} はこの板にありません。")
+        raise NotFound(N_("スレッド %(id)s はこの板にありません。") % {"id": key})
     body = dat.dat(session, thread)
     modified = format_datetime(thread.last_post_at, usegmt=True)
     session.commit()
@@ -301,5 +308,5 @@ def dat_file(request: Request, board: str, key: str, session: SessionDep) -> Res
 def read_cgi(board: str, key: str) -> RedirectResponse:
     """The 2ch thread URL a browser opens in a web browser: the thread page."""
     if not _KEY.fullmatch(key) or not _SLUG.fullmatch(board):
-        raise NotFound("そのスレッドはありません。")
+        raise NotFound(N_("そのスレッドはありません。"))
     return RedirectResponse(f"/threads/{key}", status_code=301)

@@ -13,12 +13,13 @@ from app import moderation
 from app.forum import service as forum
 from app.forum.render import render_body
 from app.gm import service as gm
+from app.i18n import N_
 from app.models import Game, Move, Thread, User
 from app.web import deps
 
 PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]
 FormText = Annotated[str, Form()]
-CSRF_MESSAGE = (
+CSRF_MESSAGE = N_(
     "フォームの有効期限が切れたか、別のページから送信されました。もう一度送信してください。"
 )
 
@@ -38,8 +39,14 @@ def redirect(url: str) -> RedirectResponse:
 
 
 def safe_next(target: str) -> str:
-    """Only same-site paths: a login link must not bounce anyone to another site."""
-    if target.startswith("/") and not target.startswith("//") and "\\" not in target:
+    """Only same-site paths: a login link must not bounce anyone to another site (browsers
+    drop tabs and line breaks from URLs: ``/<tab>/evil.example`` would become ``//…``)."""
+    if (
+        target.startswith("/")
+        and not target.startswith("//")
+        and "\\" not in target
+        and not any(ord(c) < 0x20 or ord(c) == 0x7F for c in target)
+    ):
         return target
     return "/"
 

@@ -14,6 +14,7 @@ from app.forum import service as forum
 from app.forum.render import render_body
 from app.games import all_games
 from app.gm import service as gm
+from app.i18n import N_
 from app.models import Game, User
 from app.web import deps
 from app.web.common import CSRF_MESSAGE, game_panel, redirect, render
@@ -79,7 +80,7 @@ def create_game(
 ) -> Response:
     form = {"kind": kind, "title": title}
     if user is None:
-        status, error = 401, "ゲームを作るにはログインしてください。"
+        status, error = 401, N_("ゲームを作るにはログインしてください。")
     elif not deps.csrf_ok(request, csrf_token):
         status, error = 403, CSRF_MESSAGE
     else:
@@ -156,7 +157,7 @@ def sealed_command(
 ) -> Response:
     game = gm.get_game(session, game_id)
     if user is None:
-        status, error = 401, "封印コマンドを送るにはログインしてください。"
+        status, error = 401, N_("封印コマンドを送るにはログインしてください。")
     elif not deps.csrf_ok(request, csrf_token):
         status, error = 403, CSRF_MESSAGE
     else:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Request, Response
+from fastapi import APIRouter, HTTPException, Path, Request, Response
 from fastapi.responses import RedirectResponse
 from sqlalchemy.orm import Session
 
-from app import accounts, moderation, ratelimit
+from app import accounts, i18n, moderation, ratelimit
 from app.config import Settings
 from app.errors import ServiceError
 from app.forum import service as forum
 from app.gm import service as gm
+from app.i18n import N_
 from app.models import User
 from app.web import deps
 from app.web.common import (
@@ -27,12 +28,23 @@ from app.web.common import (
 from app.web.deps import PageUser, SessionDep, SettingsDep
 
 router = APIRouter(include_in_schema=False)
-NO_REPLY = "（命令の行がないので、ボットは答えません）"
+NO_REPLY = N_("（命令の行がないので、ボットは答えません）")
 
 
 @router.get("/favicon.ico")
 def favicon() -> RedirectResponse:
     return RedirectResponse("/static/favicon.svg", status_code=301)
+
+
+@router.get("/lang/{code}")
+def switch_language(code: str, settings: SettingsDep, next: str = "/") -> Response:
+    """The language switch (a plain link, so it works without JavaScript): remember the choice
+    in a cookie and go back to the page, never to another site."""
+    if not i18n.is_language(code):
+        raise HTTPException(status_code=404)
+    response = redirect(safe_next(next))
+    i18n.set_language_cookie(response, code, settings.secure_cookies)
+    return response
 
 
 @router.get("/")
@@ -83,7 +95,7 @@ def new_thread(
     form = {"title": title, "body": body}
     status, error = 200, None
     if user is None:
-        status, error = 401, "スレッドを立てるにはログインしてください。"
+        status, error = 401, N_("スレッドを立てるにはログインしてください。")
     elif not deps.csrf_ok(request, csrf_token):
         status, error = 403, CSRF_MESSAGE
     else:
@@ -145,7 +157,7 @@ def new_post(
     thread = forum.get_thread(session, thread_id)
     status, error = 200, None
     if user is None:
-        status, error = 401, "書き込むにはログインしてください。"
+        status, error = 401, N_("書き込むにはログインしてください。")
     elif not deps.csrf_ok(request, csrf_token):
         status, error = 403, CSRF_MESSAGE
     else:
@@ -179,7 +191,7 @@ def preview_post(
     thread = forum.get_thread(session, thread_id)
     status, error, preview = 200, None, None
     if user is None:
-        status, error = 401, "プレビューするにはログインしてください。"
+        status, error = 401, N_("プレビューするにはログインしてください。")
     elif not deps.csrf_ok(request, csrf_token):
         status, error = 403, CSRF_MESSAGE
     else:
@@ -188,9 +200,7 @@ def preview_post(
             _post, replies = gm.submit_post(
                 session, thread.id, user, body, deps.secret_key(request)
             )
-            preview = [reply.body for reply in replies] or [
-                "（命令の行がないので、ボットは答えません）"
-            ]
+            preview = [reply.body for reply in replies] or [i18n.gettext(NO_REPLY)]
         except ServiceError as exc:
             status, error = exc.status, exc.message
         finally:

@@ -1,0 +1,260 @@
+"""Japanese text made outside the templates that pages show, in the reader's language.
+
+Services (accounts, forum, games, archive, limits, notifications) speak Japanese, and the JSON
+API hands their messages on unchanged (../shared/API.md). Pages translate them on the way out:
+a message is its own msgid, looked up as it is, or — when it carries values — matched against
+the parameterised messages below, whose ``%(name)s`` places give the values back to be put into
+the translation. The values themselves are looked up too (the rate limit's "書き込み", "1分間").
+``tests/test_i18n.py`` checks that every message those services can raise is covered here.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from app.games import GAMES, Game
+from app.i18n import DEFAULT_LANGUAGE, N_, current_language, gettext
+from app.models import Board
+
+# Messages of services and of app/main.py's error handlers that reach pages. Only the list's
+# members with values are needed for matching; the others are here so the catalog has them.
+SERVICE_MESSAGES: tuple[str, ...] = (
+    # app/main.py
+    N_("ページが見つかりません。"),
+    N_("その操作はできません。"),
+    N_("リクエストの形式が正しくありません。"),
+    N_("サーバー内部でエラーが起きました。"),
+    # app/accounts.py
+    N_("名前を入力してください。"),
+    N_("名前は%(max)s文字以内にしてください。"),
+    N_("名前に空白は使えません。"),
+    N_("名前に制御文字は使えません。"),
+    N_("名前に < > & \" ' は使えません。"),
+    N_("その名前は予約されています。"),
+    N_("パスワードは%(min)s文字以上にしてください。"),
+    N_("パスワードは%(max)s文字以内にしてください。"),
+    N_("その名前はすでに使われています。"),
+    N_("名前かパスワードが違います。"),
+    # app/ratelimit.py: the sentence, then what is limited and over which window
+    N_("%(what)sが多すぎます（%(per)sに%(limit)s回まで）。%(wait)s秒後にもう一度お試しください。"),
+    N_("書き込み"),
+    N_("この接続元からの書き込み"),
+    N_("この接続元からの登録"),
+    N_("この接続元からのログイン"),
+    N_("この名前へのログインの試み"),
+    N_("1分間"),
+    N_("1時間"),
+    N_("%(seconds)s秒間"),
+    # app/forum/service.py (and the seeded boards)
+    N_("本文が空です。"),
+    N_("本文が長すぎます（%(length)s文字）。%(max)s文字以内にしてください。"),
+    N_("本文に使えない文字（NUL）が含まれています。"),
+    N_("スレッドのタイトルが空です。"),
+    N_("タイトルが長すぎます（%(length)s文字）。%(max)s文字以内にしてください。"),
+    N_("タイトルに使えない文字（NUL）が含まれています。"),
+    N_("板「%(slug)s」はありません。"),
+    N_("スレッド %(id)s はありません。"),
+    N_("ロビー"),
+    N_("はじめての方へ、募集、お知らせ。"),
+    N_("雑談"),
+    N_("ゲームの話も、そうでない話も。"),
+    # app/gm/service.py
+    N_("ゲームの種類「%(kind)s」はありません。"),
+    N_("mute_spectators は true か false です。"),
+    N_("deadline_hours は%(low)s〜%(high)sの整数です。"),
+    N_("オプションが正しくありません: %(reason)s"),
+    N_("ゲーム %(id)s はありません。"),
+    N_("このゲームの進行中、観戦者はスレッドに書き込めません（GM の設定）。"),
+    N_("封印コマンドを送れるのは、このゲームのプレイヤーと GM だけです。"),
+    N_("命令の行がありません（封印コマンドには1行以上の命令が必要です）。"),
+    N_("検索語に使えない文字（NUL）が含まれています。"),
+    N_("status は %(choices)s のどれかです。"),
+    N_("sort は %(choices)s のどれかです。"),
+    # app/moderation.py
+    N_("書き込みを隠せるのはサイト管理者と、このゲームの GM だけです。"),
+    N_("%(number)s番の書き込みはありません。"),
+    N_("その書き込みはもう隠されています。"),
+    N_("隠されていません。"),
+    N_("利用者「%(name)s」はいません。"),
+    # app/delivery.py, app/feeds.py
+    N_("Webhook の URL は http:// か https:// で始まる完全な URL にしてください。"),
+    N_("Webhook の URL が長すぎるか、空白を含んでいます。"),
+    N_("Webhook の URL に利用者名やパスワードは書けません。"),
+    N_("Webhook は%(max)s個までです。"),
+    N_("その URL はもう登録されています。"),
+    N_("その Webhook はありません。"),
+    N_("メールアドレスの形が正しくありません。"),
+    N_("メール通知を受けるにはメールアドレスが必要です。"),
+    N_("このフィードはありません（取り消されたか、URL が違います）。"),
+    # app/notify.py: notifications are stored in Japanese and shown on /notifications
+    N_("「%(title)s」が終わりました。"),
+    N_("「%(title)s」であなたの手番です（%(turn)s）。"),
+    N_("「%(title)s」の手番の期限まであと6時間を切りました。"),
+    # app/web/archive_pages.py: the 2ch-style files' addresses
+    N_("スレッド %(id)s はこの板にありません。"),
+    # app/archive/listing.py: the archive's filters and sort orders, and their errors
+    N_("終わった順（新しい順）"),
+    N_("作られた順（新しい順）"),
+    N_("作られた順（古い順）"),
+    N_("手数の多い順"),
+    N_("手数の少ない順"),
+    N_("タイトル順"),
+    N_("終了と中止"),
+    N_(
+        "%(name)s は 2026-11-22 のような日付か ISO 8601 の日時で書いてください"
+        "（「%(text)s」は読めません）。"
+    ),
+    N_("from は to より前の日付にしてください。"),
+    # app/archive/search.py
+    N_("検索語は%(max)s文字までです。"),
+    N_("検索語は%(max)s語までです。"),
+    # app/archive/frames.py: the replay's viewpoints and errors
+    N_("公開情報"),
+    N_("すべて（GM の視点）"),
+    N_("%(seat)s. %(name)s の視点"),
+    N_("（封印）"),
+    N_("viewer は %(choices)s のどれかです。"),
+    N_("at は 0〜%(total)s です（適用された手は%(total)s手）。"),
+    N_("ゲームの進行中は公開情報だけを再生できます。"),
+    N_("この記録は%(at)s手目まで再生できません: %(reason)s"),
+    # app/archive/records.py: reading an uploaded record
+    N_("記録が JSON のオブジェクトではありません（bbsgm-game の書き出しが必要です）。"),
+    N_("format が %(format)s ではありません（bbsgm の書き出した記録ではない）。"),
+    N_("version %(version)s の記録は読めません（読めるのは %(supported)s）。"),
+    N_("記録に使えない文字（NUL）が含まれています。"),
+    N_("記録の形式が正しくありません: %(problems)s"),
+    N_("記録が大きすぎます（%(size)s MB まで）。"),
+    N_("JSON として読めません: %(reason)s"),
+    # app/archive/verify.py: the checks' names and messages
+    N_("種のハッシュ"),
+    N_("開始時に公開されたハッシュ"),
+    N_("再生"),
+    N_("ゲームの種類"),
+    N_("乱数の種"),
+    N_("終局"),
+    N_("最終盤面"),
+    N_("結果"),
+    N_("記録に seed_hash がありません。"),
+    N_("sha256(種) = %(digest)s"),
+    N_("sha256(種) = %(digest)s が記録の %(recorded)s と違います"),
+    N_("スレッドにボットの公開したハッシュがありません。"),
+    N_(">>%(number)s で公開された %(value)s が sha256(種) と違います"),
+    N_("公開（>>%(number)s）が最初の手（>>%(first)s）より後です"),
+    N_(">>%(number)s で公開されたものと一致"),
+    N_("「%(kind)s」というゲームはありません。"),
+    N_("種は終わるまで公開されないので、終わったゲームだけ検証できます。"),
+    N_("開始していないのに手があります。"),
+    N_("開始前に終わったゲームです（手はありません）。"),
+    N_("封印されたままの手があります（手番号 %(seqs)s）。"),
+    N_("同じ手番号の手が二つあります。"),
+    N_("再生した盤面は%(outcome)s"),
+    N_("終局していません"),
+    N_("終局していますが、記録は中止です"),
+    N_("記録に final_view がありません。"),
+    N_("一致"),
+    N_("再生した最終盤面が記録と違います"),
+    N_("再計算した順位・得点が記録と違います"),
+    N_("手番号 %(seq)s が適用できません: %(reason)s"),
+    N_("記録の内容では再生できません: %(reason)s"),
+    N_("%(replayed)s手を再生し、%(count)s手で出目・結果が違います"),
+    N_("%(replayed)s手を種から再生し、出目・結果はすべて一致"),
+    N_("手番号 %(seq)s（%(command)s）: 記録 %(recorded)s ／ 再生 %(replayed)s"),
+    N_("（なし）"),
+    N_(
+        "手番号 %(seq)s（%(command)s）: >>%(post)s へのボットの返信に"
+        "再生した結果「%(text)s」がありません"
+    ),
+)
+
+GAME_STATUS: dict[str, str] = {
+    "recruiting": N_("募集中"),
+    "active": N_("進行中"),
+    "finished": N_("終了"),
+    "aborted": N_("中止"),
+}
+DELIVERY_STATUS: dict[str, str] = {
+    "pending": N_("待機"),
+    "sending": N_("送信中"),
+    "sent": N_("送信済み"),
+    "failed": N_("失敗"),
+}
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+_NESTING = 2  # a value inside a message may itself be a message, once
+
+
+@functools.cache
+def _patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """The messages with values as regular expressions, the most literal text first (a longer
+    fixed text is the more specific message)."""
+    found: list[tuple[int, re.Pattern[str], str]] = []
+    for msgid in SERVICE_MESSAGES:
+        if not _PLACEHOLDER.search(msgid):
+            continue
+        parts: list[str] = []
+        seen: set[str] = set()
+        position = 0
+        for place in _PLACEHOLDER.finditer(msgid):
+            parts.append(re.escape(msgid[position : place.start()]))
+            name = place.group(1)
+            parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>.*?)")
+            seen.add(name)
+            position = place.end()
+        parts.append(re.escape(msgid[position:]))
+        literal = len(_PLACEHOLDER.sub("", msgid))
+        found.append((literal, re.compile("".join(parts), re.DOTALL), msgid))
+    found.sort(key=lambda entry: -entry[0])
+    return tuple((pattern, msgid) for _, pattern, msgid in found)
+
+
+def translate(text: str | None, _depth: int = 0) -> str:
+    """A Japanese message from elsewhere in the reader's language (unchanged when unknown)."""
+    if not text:
+        return ""
+    if current_language() == DEFAULT_LANGUAGE:
+        return text
+    exact = gettext(text)
+    if exact != text:
+        return exact
+    for pattern, msgid in _patterns():
+        match = pattern.fullmatch(text)
+        if match is None:
+            continue
+        values = {
+            name: translate(value, _depth + 1) if _depth < _NESTING else value
+            for name, value in match.groupdict().items()
+        }
+        translated: str = gettext(msgid) % values
+        return translated
+    return text
+
+
+def game_title(game: Game | str) -> str:
+    """A game's name: its English title in English, else its Japanese one."""
+    impl = GAMES.get(game) if isinstance(game, str) else game
+    if impl is None:
+        return str(game)
+    return impl.title_ja if current_language() == DEFAULT_LANGUAGE else impl.title_en
+
+
+def board_title(board: Board) -> str:
+    """Seeded boards are named by the site (ロビー, 雑談, one per game kind)."""
+    if board.slug in GAMES:
+        return game_title(board.slug)
+    return translate(board.title)
+
+
+def board_description(board: Board) -> str:
+    if board.slug in GAMES and current_language() != DEFAULT_LANGUAGE:
+        impl = GAMES[board.slug]
+        described: str = gettext(N_("%(title)sの卓。")) % {"title": impl.title_en}
+        return described
+    return translate(board.description or "")
+
+
+def game_status(status: str) -> str:
+    return gettext(GAME_STATUS[status]) if status in GAME_STATUS else status
+
+
+def delivery_status(status: str) -> str:
+    return gettext(DELIVERY_STATUS[status]) if status in DELIVERY_STATUS else status

@@ -18,12 +18,16 @@ from app.games.resources import resource_dir
 
 @pytest.fixture(scope="module")
 def env() -> jinja2.Environment:
-    # Plain Jinja2 as the app configures it: no custom filters or globals.
-    return jinja2.Environment(
+    # Plain Jinja2 as the app configures it: no custom filters or globals, only the standard
+    # i18n extension (the board's labels are gettext calls; untranslated here, so Japanese).
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(resource_dir("templates")),
         autoescape=jinja2.select_autoescape(["html", "html.j2"]),
         undefined=jinja2.StrictUndefined,
+        extensions=["jinja2.ext.i18n"],
     )
+    env.install_null_translations(newstyle=True)  # type: ignore[attr-defined]
+    return env
 
 
 def _played_game(players: list[str], seed: str, until_over: bool) -> dict[str, Any]:

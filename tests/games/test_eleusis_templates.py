@@ -19,12 +19,16 @@ from tests.games.test_eleusis_rules import act, begin, rig_hand, rig_line
 
 @pytest.fixture(scope="module")
 def env() -> jinja2.Environment:
-    # Plain Jinja2 as the app configures it: no custom filters or globals.
-    return jinja2.Environment(
+    # Plain Jinja2 as the app configures it: no custom filters or globals, only the standard
+    # i18n extension (the board's labels are gettext calls; untranslated here, so Japanese).
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(resource_dir("templates")),
         autoescape=jinja2.select_autoescape(["html", "html.j2"]),
         undefined=jinja2.StrictUndefined,
+        extensions=["jinja2.ext.i18n"],
     )
+    env.install_null_translations(newstyle=True)  # type: ignore[attr-defined]
+    return env
 
 
 def summary(env: jinja2.Environment, state: State, viewer: Viewer = None) -> str:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import os
 import re
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,19 +16,29 @@ from typing import Any
 
 import httpx
 import pytest
+import uvicorn
 from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 
-from app import i18n
+from app import i18n, migrate
 from app.archive import listing
 from app.config import Settings
 from app.db import Database
 from app.games import all_games
+from app.gm.service import ensure_game_boards
 from app.main import create_app
 from app.web import messages
 from app.web.templating import make_templates
-from tests.conftest import LiveServer, api_user, repo_root, unique_name
+from tests.conftest import (
+    LiveServer,
+    _create_pg_database,
+    _drop_pg_database,
+    _free_port,
+    api_user,
+    repo_root,
+    unique_name,
+)
 
 # Kana, CJK ideographs, CJK punctuation (「」、。) and full-width forms (（）／).
 JAPANESE = re.compile(
@@ -294,8 +306,8 @@ class EnglishSite:
     """Pages to read in English: a thread with a post, a started game of every kind (the
     reader is its GM and a player), and an ended game for the archive."""
 
-    def __init__(self, live_server: LiveServer, settings: Settings) -> None:
-        self.base = live_server.url
+    def __init__(self, base: str, settings: Settings) -> None:
+        self.base = base
         self.site_name = settings.site_name
         self.client = httpx.Client(base_url=self.base, timeout=30, cookies={i18n.COOKIE: "en"})
         self.name = register(self.client)
@@ -350,8 +362,48 @@ class EnglishSite:
 
 
 @pytest.fixture(scope="module")
-def site(live_server: LiveServer, settings: Settings) -> Iterator[EnglishSite]:
-    english = EnglishSite(live_server, settings)
+def own_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server with a database of its own: the lists (games, archive, boards) then show only
+    this module's titles and names, not the Japanese ones other test modules wrote. No
+    lifespan: it would take the live-post hub over from the session's server."""
+    pg_server = os.environ.get("BBSGM_TEST_DATABASE_URL")
+    if pg_server:
+        url, pg_name = _create_pg_database(pg_server)
+    else:
+        url = f"sqlite:///{tmp_path_factory.mktemp('i18n') / 'i18n.db'}"
+    own = settings.model_copy(update={"database_url": url})
+    database = Database(url)
+    migrate.upgrade(own, database.engine)
+    with database.session() as session:
+        ensure_game_boards(session)
+        session.commit()
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(own, database),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            lifespan="off",
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "server did not start"
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+    database.dispose()
+    if pg_server:
+        _drop_pg_database(pg_server, pg_name)
+
+
+@pytest.fixture(scope="module")
+def site(own_server: str, settings: Settings) -> Iterator[EnglishSite]:
+    english = EnglishSite(own_server, settings)
     yield english
     english.close()
 
@@ -378,8 +430,8 @@ def test_forum_pages_in_english(site: EnglishSite) -> None:
     )
 
 
-def test_account_pages_in_english(live_server: LiveServer, site: EnglishSite) -> None:
-    with httpx.Client(base_url=live_server.url, cookies={i18n.COOKIE: "en"}) as visitor:
+def test_account_pages_in_english(site: EnglishSite) -> None:
+    with httpx.Client(base_url=site.base, cookies={i18n.COOKIE: "en"}) as visitor:
         for path in ("/login", "/register"):
             page = visitor.get(path)
             assert '<html lang="en">' in page.text

@@ -671,8 +671,8 @@ def save(
         game.deadline_at = work.deadline_at
     if game.deadline_at != deadline_before:
         game.deadline_warned = False
-    session.flush()
-    game.result = final_result(session, game, impl)
+    # The result exists only once the game is over (then the GM's ADJUSTs are read).
+    game.result = final_result(session, game, impl) if game.status == "finished" else None
     game.version += 1
     notify.after_save(
         session,

@@ -275,6 +275,7 @@ def check_login(session: Session, request: Request, name: str) -> None:
 
 # --- request size --------------------------------------------------------------------------
 
+
 def in_flight_limit(settings: Settings) -> int:
     """``max_requests_in_flight``, or its default for the database in use."""
     if settings.max_requests_in_flight is not None:

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload, lazyload
 
 from app import notify
 from app.forum.service import format_bbs_time
@@ -183,16 +183,22 @@ def command_lines(impl: GameImpl, body: str) -> list[tuple[int, str]]:
 # --- the run -------------------------------------------------------------------------------
 
 
-def lock_game(session: Session, game_id: int) -> Game:
-    """The game row, locked until commit (SQLite: the write lock of BEGIN IMMEDIATE)."""
-    game = session.scalar(
+def lock_game(
+    session: Session, game_id: int | None = None, *, thread_id: int | None = None
+) -> Game | None:
+    """The game row (by id, or by the thread it hosts), locked until commit, with its seats
+    loaded afresh in the same statement (SQLite: the write lock of BEGIN IMMEDIATE)."""
+    query = (
         select(Game)
-        .where(Game.id == game_id)
+        .options(lazyload(Game.thread), lazyload(Game.gm), joinedload(Game.players))
         .with_for_update(of=Game)
         .execution_options(populate_existing=True)
     )
-    assert game is not None
-    session.refresh(game, ["players"])
+    if thread_id is not None:
+        query = query.where(Game.thread_id == thread_id)
+    else:
+        query = query.where(Game.id == game_id)
+    game: Game | None = session.execute(query).unique().scalar_one_or_none()
     return game
 
 
@@ -559,9 +565,7 @@ def undo_last_post(session: Session, sub: Submission, work: Working) -> None:
     undone = [m for m in moves if (m.post_id, m.sealed_id) == key]
     kept = [m for m in moves if (m.post_id, m.sealed_id) != key]
     players = sub.game.players_at_start or [s.name for s in work.seats]
-    work.state = replay.fold(
-        sub.impl, sub.game, players, replay.log_of(kept)
-    )
+    work.state = replay.fold(sub.impl, sub.game, players, replay.log_of(kept))
     work.undone_moves.extend(m.id for m in undone)
     if work.status == "finished":
         work.status = "active"

@@ -106,10 +106,9 @@ def get_game(session: Session, game_id: int) -> Game:
 def game_for_thread(session: Session, thread_id: int, *, lock: bool = False) -> Game | None:
     """The game a thread hosts, if any. ``lock``: the row locked until commit, seats loaded
     afresh (SQLite: the write lock of BEGIN IMMEDIATE is held already)."""
-    query = select(Game).where(Game.thread_id == thread_id)
     if lock:
-        query = query.with_for_update(of=Game).execution_options(populate_existing=True)
-    return session.scalar(query)
+        return pipeline.lock_game(session, thread_id=thread_id)
+    return session.scalar(select(Game).where(Game.thread_id == thread_id))
 
 
 def seat_of(game: Game, user: User | None) -> int | None:
@@ -224,7 +223,9 @@ def submit_sealed(
         raise Invalid(
             "命令の行がありません（封印コマンドには1行以上の命令が必要です）。", field="body"
         )
-    game = pipeline.lock_game(session, game.id)
+    locked = pipeline.lock_game(session, game.id)
+    assert locked is not None  # read a moment ago, in this transaction
+    game = locked
     row = SealedCommand(
         game_id=game.id, user_id=user.id, author_name=user.name, body=cleaned, created_at=now
     )

@@ -14,18 +14,20 @@ from app import accounts
 from app.config import Settings
 from app.db import Database
 from app.errors import Unauthorized
+from app.headers import CSRF_COOKIE
 from app.models import User
 
 SESSION_COOKIE = "bbsgm_session"
-CSRF_COOKIE = "bbsgm_csrf"
 
 
-def get_database(request: Request) -> Database:
+# Trivial dependencies are coroutines: FastAPI runs a plain function in the thread pool, and
+# each hop there costs more than these do.
+async def get_database(request: Request) -> Database:
     db: Database = request.app.state.database
     return db
 
 
-def get_settings_dep(request: Request) -> Settings:
+async def get_settings_dep(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
@@ -52,10 +54,6 @@ def csrf_nonce(request: Request) -> str:
     """The browser's CSRF nonce (cookie); the middleware makes one for first visits."""
     nonce: str = request.state.csrf_nonce
     return nonce
-
-
-def new_csrf_nonce() -> str:
-    return secrets.token_urlsafe(24)
 
 
 def csrf_token(request: Request) -> str:

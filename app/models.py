@@ -166,6 +166,8 @@ class Game(Base):
     state: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     version: Mapped[int] = mapped_column(Integer, default=0)
+    # The seq of the game's last move (0: none yet); the next move takes last_seq + 1.
+    last_seq: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     paused: Mapped[bool] = mapped_column(Boolean, default=False)
     # Platform options (the game's own options are in ``options``).
     mute_spectators: Mapped[bool] = mapped_column(Boolean, default=False)

@@ -202,13 +202,6 @@ def lock_game(
     return game
 
 
-def _next_seq(session: Session, game: Game) -> int:
-    last = session.scalar(
-        select(Move.seq).where(Move.game_id == game.id).order_by(Move.seq.desc()).limit(1)
-    )
-    return (last or 0) + 1
-
-
 def working_copy(session: Session, game: Game) -> Working:
     return Working(
         status=game.status,
@@ -218,7 +211,7 @@ def working_copy(session: Session, game: Game) -> Working:
             for p in sorted(game.players, key=lambda p: p.seat)
         ],
         state=copy.deepcopy(game.state) if game.state is not None else None,
-        next_seq=_next_seq(session, game),
+        next_seq=game.last_seq + 1,
         deadline_hours=game.deadline_hours,
         deadline_at=game.deadline_at,
     )
@@ -662,6 +655,7 @@ def save(
         game.finished_at = game.finished_at or now
     else:
         game.finished_at = None
+    game.last_seq = work.next_seq - 1
     game.status = work.status
     game.paused = work.paused
     game.state = work.state

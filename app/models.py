@@ -235,6 +235,10 @@ class Move(Base):
     sealed: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
+    # Lets a move be added with the post that carried it before that post has an id: the
+    # post, the moves and the bot's reply are written in one flush (app/gm/pipeline.save).
+    post: Mapped[Post | None] = relationship()
+
 
 class SealedCommand(Base):
     """A private submission: its author and the GM see it until the game reveals it."""

@@ -185,9 +185,11 @@ def add_post(
     reply_to: int | None = None,
     reply_ok: bool | None = None,
     reply_error: dict[str, Any] | None = None,
+    flush: bool = True,
 ) -> Post:
     """Append a post. ``author`` is None for the bot. ``number`` is one the caller took with
-    ``reserve_numbers``; without it the next number is taken here."""
+    ``reserve_numbers``; without it the next number is taken here. ``flush=False`` leaves the
+    INSERT to the caller's next flush (the game master writes a post and its reply at once)."""
     body = clean_body(body)
     now = now or utcnow()
     if number is None:
@@ -207,7 +209,8 @@ def add_post(
         reply_error=reply_error,
     )
     session.add(post)
-    session.flush()
+    if flush:
+        session.flush()
     live.touched(session, thread_id)
     return post
 

@@ -29,6 +29,7 @@ from app.models import (
     GamePlayer,
     ModerationEntry,
     Move,
+    Post,
     SealedCommand,
     User,
 )
@@ -576,11 +577,14 @@ def save(
     sub: Submission,
     work: Working,
     *,
-    post_id: int | None,
-    post_number: int | None,
+    post: Post | None,
     sealed_id: int | None,
 ) -> None:
+    """Write what ``work`` did: moves, adjustments, log, seats and the game row, and the
+    notifications. Nothing is flushed here unless notifications need their ids: the caller's
+    commit writes the post, the moves, the game and the bot's reply together."""
     game, impl, now = sub.game, sub.impl, sub.now
+    post_number = post.number if post is not None else None
     waiting_before = notify.waiting_seats(impl, game, game.state)
     turn_before = game.turn_key
     deadline_before = game.deadline_at
@@ -613,7 +617,7 @@ def save(
             Move(
                 game_id=game.id,
                 seq=move.seq,
-                post_id=post_id,
+                post=post,
                 post_number=post_number,
                 sealed_id=sealed_id,
                 actor_seat=move.seat,
@@ -681,7 +685,6 @@ def save(
         finished_now=game.status == "finished" and not was_over,
         now=now,
     )
-    session.flush()
 
 
 # --- text ----------------------------------------------------------------------------------

@@ -143,6 +143,7 @@ def _bot_post(
         secret=secret,
         now=now,
         number=number,
+        flush=number is None,
         reply_to=reply_to,
         reply_ok=error is None,
         reply_error=error.to_json() if error is not None else None,
@@ -184,6 +185,7 @@ def submit_post(
         secret=secret,
         now=now,
         number=first,
+        flush=not lines,  # with commands: written together with the moves and the reply
     )
     if game is None or impl is None or not lines:
         return post, []
@@ -193,10 +195,12 @@ def submit_post(
         reply = _bot_post(
             session, game, outcome.public_text, secret, now, post.number, outcome.error, first + 1
         )
-        return post, [reply]
-    pipeline.save(session, sub, work, post_id=post.id, post_number=post.number, sealed_id=None)
-    text = pipeline.success_text(session, sub, work)
-    return post, [_bot_post(session, game, text, secret, now, post.number, number=first + 1)]
+    else:
+        pipeline.save(session, sub, work, post=post, sealed_id=None)
+        text = pipeline.success_text(session, sub, work)
+        reply = _bot_post(session, game, text, secret, now, post.number, number=first + 1)
+    session.flush()  # the post, its moves, the game and the reply: one flush
+    return post, [reply]
 
 
 def _is_participant(game: Game, user: User | None) -> bool:
@@ -238,7 +242,7 @@ def submit_sealed(
         row.error = outcome.error.to_json() if outcome.error is not None else None
         session.flush()
         return row, None
-    pipeline.save(session, sub, work, post_id=None, post_number=None, sealed_id=row.id)
+    pipeline.save(session, sub, work, post=None, sealed_id=row.id)
     row.ok = True
     row.reply = (
         "\n".join(["封印コマンドを受け付けました。", *work.private])

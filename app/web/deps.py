@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from itsdangerous import BadSignature, Signer
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from app import accounts
 from app.config import Settings
@@ -32,9 +33,18 @@ async def get_settings_dep(request: Request) -> Settings:
     return settings
 
 
-def get_session(db: Annotated[Database, Depends(get_database)]) -> Iterator[Session]:
-    with db.session() as session:
+async def get_session(db: Annotated[Database, Depends(get_database)]) -> AsyncIterator[Session]:
+    """The request's session. Opening one touches no database, so it happens in the event
+    loop; closing one whose transaction is still open (a read) rolls back, which does, so
+    that happens in the thread pool. (A plain generator would cost two thread-pool hops.)"""
+    session = db.sessionmaker()
+    try:
         yield session
+    finally:
+        if session.in_transaction():
+            await run_in_threadpool(session.close)
+        else:
+            session.close()
 
 
 SessionDep = Annotated[Session, Depends(get_session)]

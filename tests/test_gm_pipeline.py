@@ -309,10 +309,21 @@ def test_pending_choose_must_come_first(session: Session, table: dict[str, Any])
 
 @pytest.mark.parametrize(
     ("line", "kind"),
-    [("END", "command"), ("end", "command"), ("ＥＮＤ", "command"), ("終了", "command"),
-     ("SET 主演 役者7", "command"), ("END now", "command"), ("End of story", "talk"),
-     ("start は明日ね", "talk"), ("SCUOT 役者", "misspelt"), ("HELLO みんな", "talk"),
-     ("参加します", "talk"), ("", "talk"), ("  ", "talk")],
+    [
+        ("END", "command"),
+        ("end", "command"),
+        ("ＥＮＤ", "command"),
+        ("終了", "command"),
+        ("SET 主演 役者7", "command"),
+        ("END now", "command"),
+        ("End of story", "talk"),
+        ("start は明日ね", "talk"),
+        ("SCUOT 役者", "misspelt"),
+        ("HELLO みんな", "talk"),
+        ("参加します", "talk"),
+        ("", "talk"),
+        ("  ", "talk"),
+    ],
 )
 def test_which_lines_are_commands(line: str, kind: str) -> None:
     """A known verb first makes a command; lower-case English only if the whole line parses."""

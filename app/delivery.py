@@ -99,12 +99,13 @@ def queue(session: Session, notifications: Sequence[Notification]) -> None:
     if not notifications:
         return
     user_ids = sorted({n.user_id for n in notifications})
-    rows = session.execute(
-        select(User.id, User.email, User.email_notify, Webhook.id, Webhook.url)
-        .outerjoin(Webhook, and_(Webhook.user_id == User.id, Webhook.active.is_(True)))
-        .where(User.id.in_(user_ids))
-        .order_by(User.id, Webhook.id)
-    ).all()
+    with session.no_autoflush:  # the notes and the move that caused them: one flush, later
+        rows = session.execute(
+            select(User.id, User.email, User.email_notify, Webhook.id, Webhook.url)
+            .outerjoin(Webhook, and_(Webhook.user_id == User.id, Webhook.active.is_(True)))
+            .where(User.id.in_(user_ids))
+            .order_by(User.id, Webhook.id)
+        ).all()
     hooks: dict[int, list[tuple[int, str]]] = {}
     mail: dict[int, str] = {}
     for user_id, email, email_notify, hook_id, url in rows:
@@ -117,7 +118,7 @@ def queue(session: Session, notifications: Sequence[Notification]) -> None:
         for hook_id, url in hooks.get(note.user_id, []):
             session.add(
                 Delivery(
-                    notification_id=note.id,
+                    notification=note,
                     channel="webhook",
                     webhook_id=hook_id,
                     target=url,
@@ -128,7 +129,7 @@ def queue(session: Session, notifications: Sequence[Notification]) -> None:
         if note.user_id in mail:
             session.add(
                 Delivery(
-                    notification_id=note.id,
+                    notification=note,
                     channel="email",
                     target=mail[note.user_id],
                     next_attempt_at=note.created_at,

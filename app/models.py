@@ -356,6 +356,9 @@ class Delivery(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     delivered_at: Mapped[datetime | None] = mapped_column(default=None)
 
+    # Lets a delivery be added with its notification before that has an id (one flush).
+    notification: Mapped[Notification] = relationship()
+
 
 from sqlalchemy import BigInteger  # noqa: E402  (appended with RateLimit; may join the imports above)
 

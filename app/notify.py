@@ -30,8 +30,8 @@ def _seat_users(game: Game) -> dict[int, GamePlayer]:
 def add_all(
     session: Session, game: Game, notices: list[tuple[int, str, str]], now: datetime
 ) -> None:
-    """One notification per (user id, kind, text), and their deliveries: one INSERT batch
-    and one look-up of the users' delivery settings, however many there are."""
+    """One notification per (user id, kind, text), and their deliveries: one look-up of the
+    users' delivery settings, however many there are."""
     if not notices:
         return
     notes = [
@@ -46,7 +46,6 @@ def add_all(
         for user_id, kind, text in notices
     ]
     session.add_all(notes)
-    session.flush()
     delivery.queue(session, notes)
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 import smtplib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 from urllib.parse import urlsplit
 
 import httpx
-from sqlalchemy import or_, select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from app.config import Settings
@@ -92,32 +93,49 @@ def set_email(session: Session, user: User, email: str | None, notify: bool) -> 
     session.flush()
 
 
-def queue(session: Session, notification: Notification) -> None:
-    """One pending delivery per active webhook, and one mail if the user opted in."""
-    user = session.get(User, notification.user_id)
-    if user is None:
+def queue(session: Session, notifications: Sequence[Notification]) -> None:
+    """One pending delivery per active webhook of each notification's user, and one mail if
+    that user opted in. One query for all of them (the users and their active webhooks)."""
+    if not notifications:
         return
-    for hook in list_webhooks(session, user):
-        session.add(
-            Delivery(
-                notification_id=notification.id,
-                channel="webhook",
-                webhook_id=hook.id,
-                target=hook.url,
-                next_attempt_at=notification.created_at,
-                created_at=notification.created_at,
+    user_ids = sorted({n.user_id for n in notifications})
+    with session.no_autoflush:  # the notes and the move that caused them: one flush, later
+        rows = session.execute(
+            select(User.id, User.email, User.email_notify, Webhook.id, Webhook.url)
+            .outerjoin(Webhook, and_(Webhook.user_id == User.id, Webhook.active.is_(True)))
+            .where(User.id.in_(user_ids))
+            .order_by(User.id, Webhook.id)
+        ).all()
+    hooks: dict[int, list[tuple[int, str]]] = {}
+    mail: dict[int, str] = {}
+    for user_id, email, email_notify, hook_id, url in rows:
+        hooks.setdefault(user_id, [])
+        if hook_id is not None:
+            hooks[user_id].append((hook_id, url))
+        if email_notify and email:
+            mail[user_id] = email
+    for note in notifications:
+        for hook_id, url in hooks.get(note.user_id, []):
+            session.add(
+                Delivery(
+                    notification=note,
+                    channel="webhook",
+                    webhook_id=hook_id,
+                    target=url,
+                    next_attempt_at=note.created_at,
+                    created_at=note.created_at,
+                )
             )
-        )
-    if user.email_notify and user.email:
-        session.add(
-            Delivery(
-                notification_id=notification.id,
-                channel="email",
-                target=user.email,
-                next_attempt_at=notification.created_at,
-                created_at=notification.created_at,
+        if note.user_id in mail:
+            session.add(
+                Delivery(
+                    notification=note,
+                    channel="email",
+                    target=mail[note.user_id],
+                    next_attempt_at=note.created_at,
+                    created_at=note.created_at,
+                )
             )
-        )
 
 
 def deliveries_for(session: Session, user: User, limit: int = 50) -> list[Delivery]:

@@ -67,7 +67,10 @@ HUB = Hub()
 
 def touched(session: Session, thread_id: int) -> None:
     """Called by the forum for every post it adds: wake the thread's streams on commit."""
-    session.info.setdefault(_TOUCHED, set()).add(thread_id)
+    touched: set[int] = session.info.setdefault(_TOUCHED, set())
+    if thread_id in touched:  # a post and the bot's reply: one wake-up is enough
+        return
+    touched.add(thread_id)
     if session.get_bind().dialect.name == "postgresql":
         session.execute(
             text("SELECT pg_notify(:channel, :payload)"),

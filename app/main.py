@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from app.db import Database
 from app.delivery import deliver_due
 from app.errors import ServiceError
 from app.gm.deadlines import tick
+from app.headers import SecurityHeaders
 from app.i18n import LanguageMiddleware
 from app.ratelimit import RequestLimits, in_flight_limit
 from app.web import deps
@@ -36,11 +37,6 @@ from app.web.templating import make_templates
 
 log = logging.getLogger("bbsgm")
 
-CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
-    "frame-ancestors 'none'"
-)
 STATIC_DIR = Path(__file__).parent / "web" / "static"
 
 
@@ -95,29 +91,8 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         max_in_flight=in_flight_limit(settings),
     )
 
-    @app.middleware("http")
-    async def security(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        nonce = request.cookies.get(deps.CSRF_COOKIE, "")
-        fresh = not (0 < len(nonce) <= 64)
-        request.state.csrf_nonce = deps.new_csrf_nonce() if fresh else nonce
-        response = await call_next(request)
-        if fresh and not _wants_json(request):
-            response.set_cookie(
-                deps.CSRF_COOKIE,
-                request.state.csrf_nonce,
-                httponly=True,
-                samesite="lax",
-                secure=settings.secure_cookies,
-                path="/",
-            )
-        if request.url.path != "/api/docs":
-            response.headers.setdefault("Content-Security-Policy", CSP)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "same-origin")
-        response.headers.setdefault("X-Frame-Options", "DENY")
-        return response
+    # Security headers and the CSRF nonce cookie (app/headers.py); wraps the limits above.
+    app.add_middleware(SecurityHeaders, secure_cookies=settings.secure_cookies)
 
     # Outermost of ours: the language is set before anything renders, error pages included.
     app.add_middleware(LanguageMiddleware, secure_cookies=settings.secure_cookies)

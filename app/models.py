@@ -166,6 +166,8 @@ class Game(Base):
     state: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     version: Mapped[int] = mapped_column(Integer, default=0)
+    # The seq of the game's last move (0: none yet); the next move takes last_seq + 1.
+    last_seq: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     paused: Mapped[bool] = mapped_column(Boolean, default=False)
     # Platform options (the game's own options are in ``options``).
     mute_spectators: Mapped[bool] = mapped_column(Boolean, default=False)
@@ -232,6 +234,10 @@ class Move(Base):
     # Applied as a sealed command (replay must apply it the same way).
     sealed: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    # Lets a move be added with the post that carried it before that post has an id: the
+    # post, the moves and the bot's reply are written in one flush (app/gm/pipeline.save).
+    post: Mapped[Post | None] = relationship()
 
 
 class SealedCommand(Base):
@@ -349,6 +355,9 @@ class Delivery(Base):
     response_status: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     delivered_at: Mapped[datetime | None] = mapped_column(default=None)
+
+    # Lets a delivery be added with its notification before that has an id (one flush).
+    notification: Mapped[Notification] = relationship()
 
 
 from sqlalchemy import BigInteger  # noqa: E402  (appended with RateLimit; may join the imports above)

@@ -27,18 +27,26 @@ def _seat_users(game: Game) -> dict[int, GamePlayer]:
     return {p.seat: p for p in game.players if p.user_id is not None and not p.kicked}
 
 
-def add(session: Session, user_id: int, game: Game, kind: str, text: str, now: datetime) -> None:
-    note = Notification(
-        user_id=user_id,
-        game_id=game.id,
-        kind=kind,
-        text=text,
-        url=f"/games/{game.id}",
-        created_at=now,
-    )
-    session.add(note)
-    session.flush()
-    delivery.queue(session, note)
+def add_all(
+    session: Session, game: Game, notices: list[tuple[int, str, str]], now: datetime
+) -> None:
+    """One notification per (user id, kind, text), and their deliveries: one look-up of the
+    users' delivery settings, however many there are."""
+    if not notices:
+        return
+    notes = [
+        Notification(
+            user_id=user_id,
+            game_id=game.id,
+            kind=kind,
+            text=text,
+            url=f"/games/{game.id}",
+            created_at=now,
+        )
+        for user_id, kind, text in notices
+    ]
+    session.add_all(notes)
+    delivery.queue(session, notes)
 
 
 def after_save(
@@ -55,29 +63,23 @@ def after_save(
     seats = _seat_users(game)
     if finished_now:
         users = {p.user_id for p in seats.values()} | ({game.gm_id} if game.gm_id else set())
-        for user_id in sorted(u for u in users if u is not None):
-            add(
-                session,
-                user_id,
-                game,
-                "game_over",
-                f"「{game.title}」が終わりました。",
-                now,
-            )
+        text = f"「{game.title}」が終わりました。"
+        over = [(user_id, "game_over", text) for user_id in sorted(u for u in users if u)]
+        add_all(session, game, over, now)
         return
     waiting_after = waiting_seats(impl, game, game.state)
     fresh = waiting_after if turn_moved else waiting_after - waiting_before
-    for seat in sorted(fresh):
-        player = seats.get(seat)
-        if player is not None and player.user_id is not None:
-            add(
-                session,
-                player.user_id,
-                game,
-                "your_turn",
-                f"「{game.title}」であなたの手番です（{game.turn_key}）。",
-                now,
-            )
+    turn = f"「{game.title}」であなたの手番です（{game.turn_key}）。"
+    add_all(
+        session,
+        game,
+        [
+            (player.user_id, "your_turn", turn)
+            for seat in sorted(fresh)
+            if (player := seats.get(seat)) is not None and player.user_id is not None
+        ],
+        now,
+    )
 
 
 def warn_deadlines(session: Session, now: datetime) -> int:
@@ -98,18 +100,14 @@ def warn_deadlines(session: Session, now: datetime) -> int:
         if impl is None:
             continue
         seats = _seat_users(game)
-        for seat in sorted(waiting_seats(impl, game, game.state)):
-            player = seats.get(seat)
-            if player is not None and player.user_id is not None:
-                add(
-                    session,
-                    player.user_id,
-                    game,
-                    "deadline_soon",
-                    f"「{game.title}」の手番の期限まであと6時間を切りました。",
-                    now,
-                )
-                count += 1
+        text = f"「{game.title}」の手番の期限まであと6時間を切りました。"
+        notices = [
+            (player.user_id, "deadline_soon", text)
+            for seat in sorted(waiting_seats(impl, game, game.state))
+            if (player := seats.get(seat)) is not None and player.user_id is not None
+        ]
+        add_all(session, game, notices, now)
+        count += len(notices)
         game.deadline_warned = True
     session.flush()
     return count

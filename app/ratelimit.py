@@ -14,6 +14,7 @@ that then fails (a wrong password, an invalid body) still counts.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import ipaddress
 import json
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Request
-from sqlalchemy import and_, delete, or_, select, update
+from sqlalchemy import Table, bindparam, delete, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -61,50 +62,56 @@ class Rule:
 # --- the counter ---------------------------------------------------------------------------
 
 
-def _insert(session: Session) -> Any:
-    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+_COUNTERS: Table = RateLimit.__table__  # type: ignore[assignment]
+# Statements built once (SQLAlchemy caches their compiled form; a multi-row VALUES list would
+# be compiled afresh for every request): the counters of the windows just before the current
+# ones, and the upsert of one current counter.
+_RECENT = select(_COUNTERS.c.key, _COUNTERS.c.window_start, _COUNTERS.c.hits).where(
+    _COUNTERS.c.key.in_(bindparam("keys", expanding=True)),
+    _COUNTERS.c.window_start >= bindparam("since"),
+)
+_EXPIRED = delete(_COUNTERS).where(_COUNTERS.c.expires_at < bindparam("now"))
+
+
+@functools.cache
+def _upsert(dialect: str) -> Any:
+    insert = pg_insert if dialect == "postgresql" else sqlite_insert
+    statement = insert(_COUNTERS).values(
+        key=bindparam("key"), window_start=bindparam("start"), hits=1, expires_at=bindparam("ends")
+    )
+    return statement.on_conflict_do_update(
+        index_elements=[_COUNTERS.c.key, _COUNTERS.c.window_start],
+        set_={"hits": _COUNTERS.c.hits + 1},
+    ).returning(_COUNTERS.c.hits)
 
 
 def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, int] | None:
     """Count one attempt under every rule: one SELECT of the previous windows and one upsert
-    of the current ones, whatever the number of rules. Returns the first full rule and the
-    seconds until it has room (its attempt stays counted: the caller rolls back), or None.
+    per rule of the current ones. Returns the first full rule and the seconds until it has
+    room (its attempt stays counted: the caller rolls back), or None.
 
     The caller commits. On PostgreSQL the upsert holds the counter rows until then, so
     concurrent attempts on one key are counted one after another (rules in key order, so two
     requests never wait for each other's rows); SQLite transactions here are BEGIN IMMEDIATE.
     """
+    rules = sorted(rules, key=lambda r: r.key)
     starts = {rule.key: int(now // rule.window) * rule.window for rule in rules}
-    last_windows = select(RateLimit.key, RateLimit.hits).where(
-        or_(
-            *(
-                and_(RateLimit.key == r.key, RateLimit.window_start == starts[r.key] - r.window)
-                for r in rules
-            )
-        )
-    )
-    previous = {key: hits for key, hits in session.execute(last_windows)}
-    insert = _insert(session)
-    statement = insert(RateLimit).values(
-        [
-            {
-                "key": r.key,
-                "window_start": starts[r.key],
-                "hits": 1,
-                "expires_at": starts[r.key] + 2 * r.window,
-            }
-            for r in rules
-        ]
-    )
-    statement = statement.on_conflict_do_update(
-        index_elements=[RateLimit.key, RateLimit.window_start],
-        set_={"hits": RateLimit.hits + 1},
-    ).returning(RateLimit.key, RateLimit.hits)
-    current = {key: hits for key, hits in session.execute(statement)}
+    before = {rule.key: starts[rule.key] - rule.window for rule in rules}
+    connection = session.connection()
+    recent = connection.execute(
+        _RECENT, {"keys": list(starts), "since": min(before.values())}
+    ).all()
+    previous = {key: hits for key, start, hits in recent if before.get(key) == start}
+    upsert = _upsert(connection.dialect.name)
+    current: dict[str, int] = {}
+    for rule in rules:
+        start = starts[rule.key]
+        params = {"key": rule.key, "start": start, "ends": start + 2 * rule.window}
+        current[rule.key] = connection.execute(upsert, params).scalar_one()
     if 1 in current.values():
         # A key's first attempt in a window: a good moment to drop every counter that expired.
-        session.execute(delete(RateLimit).where(RateLimit.expires_at < int(now)))
-    for rule in sorted(rules, key=lambda r: r.key):
+        connection.execute(_EXPIRED, {"now": int(now)})
+    for rule in rules:
         earlier = previous.get(rule.key, 0)
         elapsed = now - starts[rule.key]
         if earlier * (rule.window - elapsed) / rule.window + current[rule.key] > rule.limit:
@@ -267,6 +274,7 @@ def check_login(session: Session, request: Request, name: str) -> None:
 
 
 # --- request size --------------------------------------------------------------------------
+
 
 def in_flight_limit(settings: Settings) -> int:
     """``max_requests_in_flight``, or its default for the database in use."""

@@ -6,6 +6,7 @@ import pytest
 from sqlalchemy.orm import Session
 
 from app import accounts
+from app.db import Database
 from app.errors import Conflict, Invalid, Unauthorized
 from app.models import User
 from tests.conftest import unique_name
@@ -63,3 +64,38 @@ def test_tokens_are_stored_hashed_and_kind_bound(session: Session, user: User) -
     assert accounts.user_for_token(session, token, "session") is None
     accounts.revoke_token(session, token)
     assert accounts.user_for_token(session, token, "api") is None
+
+
+def test_passwords_are_hashed_and_checked_outside_any_transaction(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """argon2 takes a fifth of a second; on SQLite an open transaction holds the write lock
+    (BEGIN IMMEDIATE), so no transaction may be open while it runs (docs/benchmarks.md)."""
+    name = unique_name()
+    with database.session() as s:
+        open_during: list[bool] = []
+        real = accounts._hasher
+
+        class Watching:
+            """The real hasher, noting whether a transaction is open at each use."""
+
+            def hash(self, password: str) -> str:
+                open_during.append(s.in_transaction())
+                return real.hash(password)
+
+            def verify(self, hashed: str, password: str) -> bool:
+                open_during.append(s.in_transaction())
+                return real.verify(hashed, password)
+
+            def check_needs_rehash(self, hashed: str) -> bool:
+                return real.check_needs_rehash(hashed)
+
+        monkeypatch.setattr(accounts, "_hasher", Watching())
+        accounts.register(s, name, "password123")
+        s.commit()
+        assert accounts.authenticate(s, name, "password123").name == name
+        with pytest.raises(Unauthorized):
+            accounts.authenticate(s, name, "wrong-password")
+        with pytest.raises(Unauthorized):
+            accounts.authenticate(s, unique_name(), "password123")  # the decoy hash as well
+    assert open_during == [False, False, False, False]

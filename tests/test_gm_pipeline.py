@@ -218,6 +218,20 @@ def test_check_reports_a_tampered_state(session: Session, started: dict[str, Any
     assert any(f"game {game.id}" in line for line in run_checks(session))
 
 
+def test_move_numbers_continue_from_the_game_row_and_check_compares_them(
+    session: Session, started: dict[str, Any]
+) -> None:
+    game = started["game"]
+    post(session, game, started["players"][0], "DRAW")
+    post(session, game, started["players"][1], "DRAW\nEND")
+    assert [m.seq for m in gm.moves_of(session, game)] == [1, 2, 3]
+    assert game.last_seq == 3
+    assert run_checks(session) == []
+    game.last_seq = 2  # as if a move had been written without its number
+    session.flush()
+    assert f"game {game.id}: last_seq 2 but the log ends at move 3" in run_checks(session)
+
+
 def test_gm_as_plays_for_a_player(session: Session, started: dict[str, Any]) -> None:
     game = started["game"]
     name = started["players"][2].name
@@ -295,10 +309,21 @@ def test_pending_choose_must_come_first(session: Session, table: dict[str, Any])
 
 @pytest.mark.parametrize(
     ("line", "kind"),
-    [("END", "command"), ("end", "command"), ("ＥＮＤ", "command"), ("終了", "command"),
-     ("SET 主演 役者7", "command"), ("END now", "command"), ("End of story", "talk"),
-     ("start は明日ね", "talk"), ("SCUOT 役者", "misspelt"), ("HELLO みんな", "talk"),
-     ("参加します", "talk"), ("", "talk"), ("  ", "talk")],
+    [
+        ("END", "command"),
+        ("end", "command"),
+        ("ＥＮＤ", "command"),
+        ("終了", "command"),
+        ("SET 主演 役者7", "command"),
+        ("END now", "command"),
+        ("End of story", "talk"),
+        ("start は明日ね", "talk"),
+        ("SCUOT 役者", "misspelt"),
+        ("HELLO みんな", "talk"),
+        ("参加します", "talk"),
+        ("", "talk"),
+        ("  ", "talk"),
+    ],
 )
 def test_which_lines_are_commands(line: str, kind: str) -> None:
     """A known verb first makes a command; lower-case English only if the whole line parses."""

@@ -30,8 +30,15 @@ def make_user(session: Session) -> User:
 def new_table(session: Session, players: int = 3, **options: Any) -> dict[str, Any]:
     master = make_user(session)
     seated = [make_user(session) for _ in range(players)]
-    game = gm.create_game(session, master, "eitsuku", "卓", dict(options), SECRET,
-                          seed=seed_without_choice([u.name for u in seated]))
+    game = gm.create_game(
+        session,
+        master,
+        "eitsuku",
+        "卓",
+        dict(options),
+        SECRET,
+        seed=seed_without_choice([u.name for u in seated]),
+    )
     for user in seated:
         gm.submit_post(session, game.thread_id, user, "JOIN", SECRET, now=T0)
     _, replies = gm.submit_post(session, game.thread_id, master, "START", SECRET, now=T0)
@@ -52,8 +59,17 @@ def say(session: Session, game: Game, user: User, body: str, now: datetime = T0)
 
 @pytest.mark.parametrize(
     "line",
-    ["UNDO", "AS {p} END", "KICK {p}", "REPLACE {p} {p}", "PAUSE", "RESUME", "ABORT",
-     "DEADLINE 24", "ADJUST {p} +3 理由"],
+    [
+        "UNDO",
+        "AS {p} END",
+        "KICK {p}",
+        "REPLACE {p} {p}",
+        "PAUSE",
+        "RESUME",
+        "ABORT",
+        "DEADLINE 24",
+        "ADJUST {p} +3 理由",
+    ],
 )
 def test_gm_commands_by_a_non_gm_are_refused(
     session: Session, table: dict[str, Any], line: str
@@ -100,8 +116,9 @@ def test_replace_hands_the_seat_over_and_replay_still_matches(
 
 
 def test_replace_with_unknown_user_refused(session: Session, table: dict[str, Any]) -> None:
-    reply = say(session, table["game"], table["gm"],
-                f"REPLACE {table['players'][0].name} {unique_name()}")
+    reply = say(
+        session, table["game"], table["gm"], f"REPLACE {table['players'][0].name} {unique_name()}"
+    )
     assert not reply.reply_ok and "利用者はいません" in reply.body
 
 

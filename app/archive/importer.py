@@ -199,6 +199,7 @@ def import_game(session: Session, record: GameRecord) -> Imported:
         session.add(sealed_row)
         session.flush()
         sealed_ids[sealed.ref] = sealed_row.id
+    game.last_seq = max((move.seq for move in record.moves), default=0)
     for move in sorted(record.moves, key=lambda m: m.seq):
         try:
             parsed = _parsed_json(impl.parse(move.command))

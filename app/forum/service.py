@@ -10,11 +10,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm.util import identity_key
 
 from app import live
 from app.errors import Invalid, NotFound
@@ -144,17 +147,28 @@ def list_posts(session: Session, thread: Thread, after: int, limit: int) -> list
     )
 
 
-def _lock_thread(session: Session, thread_id: int) -> Thread:
-    """The thread row, locked until commit: the next レス番 is ours alone."""
-    thread = session.scalar(
-        select(Thread)
+def reserve_numbers(session: Session, thread_id: int, count: int, now: datetime) -> int:
+    """Take the thread's next ``count`` レス番 and return the first.
+
+    One ``UPDATE … RETURNING``: it locks the thread row until commit (SQLite: the write lock
+    of BEGIN IMMEDIATE is held already), so the numbers are ours alone, and it is the only
+    statement a post spends on numbering. A post that will be answered by the bot takes two
+    at once — its own and the reply's — so no other post falls between them.
+    """
+    top = session.execute(
+        update(Thread)
         .where(Thread.id == thread_id)
-        .with_for_update(of=Thread)
-        .execution_options(populate_existing=True)
-    )
-    if thread is None:
+        .values(post_count=Thread.post_count + count, last_post_at=now)
+        .returning(Thread.post_count)
+        .execution_options(synchronize_session=False)
+    ).scalar_one_or_none()
+    if top is None:
         raise NotFound(f"スレッド {thread_id} はありません。")
-    return thread
+    loaded = session.identity_map.get(identity_key(Thread, thread_id))
+    if isinstance(loaded, Thread):  # keep a thread already loaded in this session current
+        set_committed_value(loaded, "post_count", top)
+        set_committed_value(loaded, "last_post_at", now)
+    return int(top) - count + 1
 
 
 def add_post(
@@ -167,15 +181,22 @@ def add_post(
     kind: str,
     secret: str,
     now: datetime | None = None,
+    number: int | None = None,
+    reply_to: int | None = None,
+    reply_ok: bool | None = None,
+    reply_error: dict[str, Any] | None = None,
+    flush: bool = True,
 ) -> Post:
-    """Append a post with the next number. ``author`` is None for the bot."""
+    """Append a post. ``author`` is None for the bot. ``number`` is one the caller took with
+    ``reserve_numbers``; without it the next number is taken here. ``flush=False`` leaves the
+    INSERT to the caller's next flush (the game master writes a post and its reply at once)."""
     body = clean_body(body)
-    thread = _lock_thread(session, thread_id)
     now = now or utcnow()
-    number = thread.post_count + 1
+    if number is None:
+        number = reserve_numbers(session, thread_id, 1, now)
     user_key = f"u{author.id}" if author is not None else "bot"
     post = Post(
-        thread_id=thread.id,
+        thread_id=thread_id,
         number=number,
         author_id=author.id if author is not None else None,
         author_name=author_name,
@@ -183,12 +204,14 @@ def add_post(
         body=body,
         kind=kind,
         created_at=now,
+        reply_to=reply_to,
+        reply_ok=reply_ok,
+        reply_error=reply_error,
     )
     session.add(post)
-    thread.post_count = number
-    thread.last_post_at = now
-    session.flush()
-    live.touched(session, thread.id)
+    if flush:
+        session.flush()
+    live.touched(session, thread_id)
     return post
 
 

@@ -92,7 +92,7 @@ def expire(session: Session, game: Game, secret: str, now: datetime) -> str:
         secret=secret,
         now=now,
     )
-    pipeline.save(session, sub, work, post_id=notice.id, post_number=notice.number, sealed_id=None)
+    pipeline.save(session, sub, work, post=notice, sealed_id=None)
     notice.body = f"{header}\n{pipeline.success_text(session, sub, work)}".rstrip()
     session.flush()
     return notice.body

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload, lazyload
 
 from app import notify
 from app.forum.service import format_bbs_time
@@ -29,6 +29,7 @@ from app.models import (
     GamePlayer,
     ModerationEntry,
     Move,
+    Post,
     SealedCommand,
     User,
 )
@@ -183,24 +184,23 @@ def command_lines(impl: GameImpl, body: str) -> list[tuple[int, str]]:
 # --- the run -------------------------------------------------------------------------------
 
 
-def lock_game(session: Session, game_id: int) -> Game:
-    """The game row, locked until commit (SQLite: the write lock of BEGIN IMMEDIATE)."""
-    game = session.scalar(
+def lock_game(
+    session: Session, game_id: int | None = None, *, thread_id: int | None = None
+) -> Game | None:
+    """The game row (by id, or by the thread it hosts), locked until commit, with its seats
+    loaded afresh in the same statement (SQLite: the write lock of BEGIN IMMEDIATE)."""
+    query = (
         select(Game)
-        .where(Game.id == game_id)
+        .options(lazyload(Game.thread), lazyload(Game.gm), joinedload(Game.players))
         .with_for_update(of=Game)
         .execution_options(populate_existing=True)
     )
-    assert game is not None
-    session.refresh(game, ["players"])
+    if thread_id is not None:
+        query = query.where(Game.thread_id == thread_id)
+    else:
+        query = query.where(Game.id == game_id)
+    game: Game | None = session.execute(query).unique().scalar_one_or_none()
     return game
-
-
-def _next_seq(session: Session, game: Game) -> int:
-    last = session.scalar(
-        select(Move.seq).where(Move.game_id == game.id).order_by(Move.seq.desc()).limit(1)
-    )
-    return (last or 0) + 1
 
 
 def working_copy(session: Session, game: Game) -> Working:
@@ -212,7 +212,7 @@ def working_copy(session: Session, game: Game) -> Working:
             for p in sorted(game.players, key=lambda p: p.seat)
         ],
         state=copy.deepcopy(game.state) if game.state is not None else None,
-        next_seq=_next_seq(session, game),
+        next_seq=game.last_seq + 1,
         deadline_hours=game.deadline_hours,
         deadline_at=game.deadline_at,
     )
@@ -559,9 +559,7 @@ def undo_last_post(session: Session, sub: Submission, work: Working) -> None:
     undone = [m for m in moves if (m.post_id, m.sealed_id) == key]
     kept = [m for m in moves if (m.post_id, m.sealed_id) != key]
     players = sub.game.players_at_start or [s.name for s in work.seats]
-    work.state = replay.fold(
-        sub.impl, sub.game, players, replay.log_of(kept)
-    )
+    work.state = replay.fold(sub.impl, sub.game, players, replay.log_of(kept))
     work.undone_moves.extend(m.id for m in undone)
     if work.status == "finished":
         work.status = "active"
@@ -579,11 +577,14 @@ def save(
     sub: Submission,
     work: Working,
     *,
-    post_id: int | None,
-    post_number: int | None,
+    post: Post | None,
     sealed_id: int | None,
 ) -> None:
+    """Write what ``work`` did: moves, adjustments, log, seats and the game row, and the
+    notifications. Nothing is flushed here unless notifications need their ids: the caller's
+    commit writes the post, the moves, the game and the bot's reply together."""
     game, impl, now = sub.game, sub.impl, sub.now
+    post_number = post.number if post is not None else None
     waiting_before = notify.waiting_seats(impl, game, game.state)
     turn_before = game.turn_key
     deadline_before = game.deadline_at
@@ -616,7 +617,7 @@ def save(
             Move(
                 game_id=game.id,
                 seq=move.seq,
-                post_id=post_id,
+                post=post,
                 post_number=post_number,
                 sealed_id=sealed_id,
                 actor_seat=move.seat,
@@ -658,6 +659,7 @@ def save(
         game.finished_at = game.finished_at or now
     else:
         game.finished_at = None
+    game.last_seq = work.next_seq - 1
     game.status = work.status
     game.paused = work.paused
     game.state = work.state
@@ -671,8 +673,8 @@ def save(
         game.deadline_at = work.deadline_at
     if game.deadline_at != deadline_before:
         game.deadline_warned = False
-    session.flush()
-    game.result = final_result(session, game, impl)
+    # The result exists only once the game is over (then the GM's ADJUSTs are read).
+    game.result = final_result(session, game, impl) if game.status == "finished" else None
     game.version += 1
     notify.after_save(
         session,
@@ -683,7 +685,6 @@ def save(
         finished_now=game.status == "finished" and not was_over,
         now=now,
     )
-    session.flush()
 
 
 # --- text ----------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.games import find_game
@@ -71,4 +71,9 @@ def check_games(session: Session) -> list[str]:
             continue
         if rebuilt != game.state:
             problems.append(f"game {game.id}: stored state differs from the replayed log")
+        last = session.scalar(select(func.max(Move.seq)).where(Move.game_id == game.id)) or 0
+        if last != game.last_seq:
+            problems.append(
+                f"game {game.id}: last_seq {game.last_seq} but the log ends at move {last}"
+            )
     return problems

@@ -103,7 +103,11 @@ def get_game(session: Session, game_id: int) -> Game:
     return game
 
 
-def game_for_thread(session: Session, thread_id: int) -> Game | None:
+def game_for_thread(session: Session, thread_id: int, *, lock: bool = False) -> Game | None:
+    """The game a thread hosts, if any. ``lock``: the row locked until commit, seats loaded
+    afresh (SQLite: the write lock of BEGIN IMMEDIATE is held already)."""
+    if lock:
+        return pipeline.lock_game(session, thread_id=thread_id)
     return session.scalar(select(Game).where(Game.thread_id == thread_id))
 
 
@@ -127,8 +131,9 @@ def _bot_post(
     now: datetime,
     reply_to: int | None = None,
     error: LineError | None = None,
+    number: int | None = None,
 ) -> Post:
-    reply = forum.add_post(
+    return forum.add_post(
         session,
         game.thread_id,
         author=None,
@@ -137,12 +142,12 @@ def _bot_post(
         kind="gm",
         secret=secret,
         now=now,
+        number=number,
+        flush=number is None,
+        reply_to=reply_to,
+        reply_ok=error is None,
+        reply_error=error.to_json() if error is not None else None,
     )
-    reply.reply_to = reply_to
-    reply.reply_ok = error is None
-    reply.reply_error = error.to_json() if error is not None else None
-    session.flush()
-    return reply
 
 
 def submit_post(
@@ -153,39 +158,49 @@ def submit_post(
     secret: str,
     now: datetime | None = None,
 ) -> tuple[Post, list[Post]]:
-    """Store the post; if its thread hosts a game and it has command lines, answer as the GM."""
+    """Store the post; if its thread hosts a game and it has command lines, answer as the GM.
+
+    Locks in the order every writer of a game uses (sealed commands, the deadline bot): the
+    game row first, then the thread's numbers.
+    """
     now = now or utcnow()
-    thread = forum.get_thread(session, thread_id)
-    game = game_for_thread(session, thread.id)
+    if not 0 < thread_id < 2**31:
+        raise NotFound(f"スレッド {thread_id} はありません。")
+    game = game_for_thread(session, thread_id, lock=True)
     impl = find_game(game.kind) if game is not None else None
     lines: list[tuple[int, str]] = []
     if game is not None and impl is not None:
         lines = pipeline.command_lines(impl, forum.clean_body(body))
         if game.mute_spectators and game.status == "active" and not _is_participant(game, user):
             raise Forbidden("このゲームの進行中、観戦者はスレッドに書き込めません（GM の設定）。")
+    # A post with commands is always answered: its number and the reply's are taken together.
+    first = forum.reserve_numbers(session, thread_id, 2 if lines else 1, now)
     post = forum.add_post(
         session,
-        thread.id,
+        thread_id,
         author=user,
         author_name=user.name,
         body=body,
         kind="command" if lines else "talk",
         secret=secret,
         now=now,
+        number=first,
+        flush=not lines,  # with commands: written together with the moves and the reply
     )
     if game is None or impl is None or not lines:
         return post, []
-    game = pipeline.lock_game(session, game.id)
     sub = Submission(game, impl, Submitter(user, user.name), lines, now, anchor=f">>{post.number}")
     outcome, work = pipeline.run(session, sub)
     if work is None:
         reply = _bot_post(
-            session, game, outcome.public_text, secret, now, post.number, outcome.error
+            session, game, outcome.public_text, secret, now, post.number, outcome.error, first + 1
         )
-        return post, [reply]
-    pipeline.save(session, sub, work, post_id=post.id, post_number=post.number, sealed_id=None)
-    text = pipeline.success_text(session, sub, work)
-    return post, [_bot_post(session, game, text, secret, now, post.number)]
+    else:
+        pipeline.save(session, sub, work, post=post, sealed_id=None)
+        text = pipeline.success_text(session, sub, work)
+        reply = _bot_post(session, game, text, secret, now, post.number, number=first + 1)
+    session.flush()  # the post, its moves, the game and the reply: one flush
+    return post, [reply]
 
 
 def _is_participant(game: Game, user: User | None) -> bool:
@@ -212,7 +227,9 @@ def submit_sealed(
         raise Invalid(
             "命令の行がありません（封印コマンドには1行以上の命令が必要です）。", field="body"
         )
-    game = pipeline.lock_game(session, game.id)
+    locked = pipeline.lock_game(session, game.id)
+    assert locked is not None  # read a moment ago, in this transaction
+    game = locked
     row = SealedCommand(
         game_id=game.id, user_id=user.id, author_name=user.name, body=cleaned, created_at=now
     )
@@ -225,7 +242,7 @@ def submit_sealed(
         row.error = outcome.error.to_json() if outcome.error is not None else None
         session.flush()
         return row, None
-    pipeline.save(session, sub, work, post_id=None, post_number=None, sealed_id=row.id)
+    pipeline.save(session, sub, work, post=None, sealed_id=row.id)
     row.ok = True
     row.reply = (
         "\n".join(["封印コマンドを受け付けました。", *work.private])

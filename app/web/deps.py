@@ -3,36 +3,48 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from itsdangerous import BadSignature, Signer
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from app import accounts
 from app.config import Settings
 from app.db import Database
 from app.errors import Unauthorized
+from app.headers import CSRF_COOKIE
 from app.models import User
 
 SESSION_COOKIE = "bbsgm_session"
-CSRF_COOKIE = "bbsgm_csrf"
 
 
-def get_database(request: Request) -> Database:
+# Trivial dependencies are coroutines: FastAPI runs a plain function in the thread pool, and
+# each hop there costs more than these do.
+async def get_database(request: Request) -> Database:
     db: Database = request.app.state.database
     return db
 
 
-def get_settings_dep(request: Request) -> Settings:
+async def get_settings_dep(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
 
-def get_session(db: Annotated[Database, Depends(get_database)]) -> Iterator[Session]:
-    with db.session() as session:
+async def get_session(db: Annotated[Database, Depends(get_database)]) -> AsyncIterator[Session]:
+    """The request's session. Opening one touches no database, so it happens in the event
+    loop; closing one whose transaction is still open (a read) rolls back, which does, so
+    that happens in the thread pool. (A plain generator would cost two thread-pool hops.)"""
+    session = db.sessionmaker()
+    try:
         yield session
+    finally:
+        if session.in_transaction():
+            await run_in_threadpool(session.close)
+        else:
+            session.close()
 
 
 SessionDep = Annotated[Session, Depends(get_session)]
@@ -52,10 +64,6 @@ def csrf_nonce(request: Request) -> str:
     """The browser's CSRF nonce (cookie); the middleware makes one for first visits."""
     nonce: str = request.state.csrf_nonce
     return nonce
-
-
-def new_csrf_nonce() -> str:
-    return secrets.token_urlsafe(24)
 
 
 def csrf_token(request: Request) -> str:

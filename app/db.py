@@ -2,8 +2,8 @@
 
 SQLite: WAL, foreign keys on, and every transaction opened with ``BEGIN IMMEDIATE`` so that two
 writers never both read a thread's post count and then race to write (the レス番 must have no gaps
-and no duplicates). PostgreSQL: psycopg 3; writers lock the rows they number with
-``SELECT … FOR UPDATE``.
+and no duplicates). PostgreSQL: psycopg 3; writers lock what they number (a game with
+``SELECT … FOR UPDATE``, a thread's レス番 with ``UPDATE … RETURNING``).
 """
 
 from __future__ import annotations

@@ -165,6 +165,7 @@ def page_messages() -> Iterator[tuple[str, str]]:
     """(where, text) of every message services and pages raise, and of the other Japanese
     labels that app/ hands to pages: verify's checks, the rate limit's parts, notifications."""
     root = repo_root()
+    yield from notification_texts(root / "app" / "notify.py")
     for path in sorted((root / "app").rglob("*.py")):
         where = path.relative_to(root).as_posix()
         if where.startswith(NOT_ON_PAGES):
@@ -183,8 +184,6 @@ def page_messages() -> Iterator[tuple[str, str]]:
                 arguments = [node.args[0]]  # the report's mismatch lines
             elif where == "app/ratelimit.py" and name == "Rule" and len(node.args) == 4:
                 arguments = [node.args[3]]
-            elif where == "app/notify.py" and name == "add" and len(node.args) == 6:
-                arguments = [node.args[4]]
             for argument in arguments:
                 if isinstance(argument, ast.Name) and argument.id.isupper():
                     continue  # a module constant, checked with its definition below
@@ -192,9 +191,32 @@ def page_messages() -> Iterator[tuple[str, str]]:
                     yield f"{where}:{node.lineno}", text
 
 
+def notification_texts(path: Path) -> Iterator[tuple[str, str]]:
+    """Every Japanese text written in app/notify.py: it only writes notifications, which the
+    notifications page shows."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip: set[int] = set()  # docstrings, and the pieces of f-strings (sampled whole)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            skip.add(id(node.value))
+        if isinstance(node, ast.JoinedStr):
+            skip.update(id(part) for part in node.values)
+    for node in ast.walk(tree):
+        is_text = isinstance(node, ast.JoinedStr) or (
+            isinstance(node, ast.Constant) and isinstance(node.value, str)
+        )
+        if not is_text or id(node) in skip:
+            continue
+        for text in _sample(node):
+            if JAPANESE.search(text):
+                yield f"app/notify.py:{node.lineno}", text
+
+
 def test_every_message_a_page_can_show_is_translated() -> None:
     texts = list(page_messages())
     assert len(texts) > 80
+    for module, least in (("notify", 3), ("verify", 15), ("ratelimit", 6)):
+        assert sum(f"app/{module}.py" in w or f"/{module}.py" in w for w, _ in texts) >= least
     texts += [("listing.SORTS", label) for label in listing.SORTS.values()]
     texts += [("listing.STATUS_CHOICES", label) for label in listing.STATUS_CHOICES.values()]
     from app.archive import frames, verify

@@ -31,6 +31,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
+from app import i18n
 from app.config import Settings
 from app.errors import ServiceError
 from app.models import RateLimit, User
@@ -370,13 +371,17 @@ class RequestLimits:
 
     async def _refuse(self, scope: Scope, send: Send) -> None:
         limit_kib = self.max_bytes // 1024
-        message = f"リクエストが大きすぎます（{limit_kib} KiB まで）。"
-        if str(scope.get("path", "")).startswith("/api"):
+        template = "リクエストが大きすぎます（%(kib)s KiB まで）。"
+        if str(scope.get("path", "")).startswith("/api"):  # the API speaks Japanese
+            message = template % {"kib": limit_kib}
             body = json.dumps({"detail": message}, ensure_ascii=False).encode()
             content_type = b"application/json"
-        else:
+        else:  # a page in the reader's language (LanguageMiddleware runs outside this one)
+            translated = i18n.gettext("リクエストが大きすぎます（%(kib)s KiB まで）。")
+            message = translated % {"kib": limit_kib}
+            lang = i18n.current_language()
             body = (
-                '<!doctype html><html lang="ja"><meta charset="utf-8">'
+                f'<!doctype html><html lang="{lang}"><meta charset="utf-8">'
                 f"<title>413</title><h1>413</h1><p>{message}</p></html>"
             ).encode()
             content_type = b"text/html; charset=utf-8"

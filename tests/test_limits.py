@@ -160,6 +160,24 @@ def test_request_body_over_256_kib_is_413(web: httpx.Client, database: Database)
     assert under.status_code == 422 and "長すぎます" in under.json()["detail"]
 
 
+def test_413_page_speaks_the_readers_language(web: httpx.Client, database: Database) -> None:
+    thread_id = new_thread(web, database)
+    big = "x" * (256 * 1024 + 1)
+    page = web.post(
+        f"/threads/{thread_id}/posts",
+        data={"body": big, "csrf_token": "x"},
+        headers={**address(), "cookie": "bbsgm_lang=en"},
+    )
+    assert page.status_code == 413
+    assert '<html lang="en">' in page.text and "too large (at most 256 KiB)" in page.text
+    api = web.post(
+        f"/api/threads/{thread_id}/posts",
+        content=b'{"body": "' + big.encode() + b'"}',
+        headers={**address(), "cookie": "bbsgm_lang=en", "content-type": "application/json"},
+    )
+    assert api.status_code == 413 and "大きすぎます" in api.json()["detail"]  # the API contract
+
+
 # --- posting rates -------------------------------------------------------------------------
 
 

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session, joinedload, lazyload
+from sqlalchemy.orm import Session, lazyload, selectinload
 
 from app import notify
 from app.forum.service import format_bbs_time
@@ -188,10 +188,16 @@ def lock_game(
     session: Session, game_id: int | None = None, *, thread_id: int | None = None
 ) -> Game | None:
     """The game row (by id, or by the thread it hosts), locked until commit, with its seats
-    loaded afresh in the same statement (SQLite: the write lock of BEGIN IMMEDIATE)."""
+    loaded afresh (SQLite: the write lock of BEGIN IMMEDIATE is held already).
+
+    The seats come from a second statement (``selectinload``), never joined into the locking
+    one: on PostgreSQL a ``SELECT … FOR UPDATE`` that waited for the lock re-reads the locked
+    row only, and rows joined to it keep the snapshot taken before the wait — seats taken by
+    the post that held the lock would be missing (tests/test_load_concurrency.py).
+    """
     query = (
         select(Game)
-        .options(lazyload(Game.thread), lazyload(Game.gm), joinedload(Game.players))
+        .options(lazyload(Game.thread), lazyload(Game.gm), selectinload(Game.players))
         .with_for_update(of=Game)
         .execution_options(populate_existing=True)
     )
@@ -199,7 +205,7 @@ def lock_game(
         query = query.where(Game.thread_id == thread_id)
     else:
         query = query.where(Game.id == game_id)
-    game: Game | None = session.execute(query).unique().scalar_one_or_none()
+    game: Game | None = session.scalar(query)
     return game
 
 

@@ -15,23 +15,15 @@ from app.gm import replay
 from app.gm import service as gm
 from app.models import Game, User
 from tests.conftest import unique_name
+from tests.test_gm_http import pick
 
 SECRET = "archive-test-secret"
-PREFERENCE = ("CHOOSE", "RELEASE", "SET", "SCOUT 役者", "SCOUT", "DRAW", "END")
 # Characters for made-up search words that no other test writes.
 KANJI = "霞霰霹靂鰯鯖鰹鮪鱈鰻鯛鯉鮎鮭鰆鰤鮫鯨鰐亀蛙蛍蜻蛉蟋蟀蝶蜂蟻"
 
 
 def unique_words(n: int = 6) -> str:
     return "".join(random.choice(KANJI) for _ in range(n))
-
-
-def pick(commands: list[str]) -> str:
-    for prefix in PREFERENCE:
-        for line in commands:
-            if line.startswith(prefix):
-                return line
-    raise AssertionError(f"nothing to play among {commands}")
 
 
 def make_user(session: Session, prefix: str = "a") -> User:

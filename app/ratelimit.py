@@ -371,14 +371,13 @@ class RequestLimits:
 
     async def _refuse(self, scope: Scope, send: Send) -> None:
         limit_kib = self.max_bytes // 1024
-        template = "リクエストが大きすぎます（%(kib)s KiB まで）。"
+        template = i18n.N_("リクエストが大きすぎます（%(kib)s KiB まで）。")
         if str(scope.get("path", "")).startswith("/api"):  # the API speaks Japanese
             message = template % {"kib": limit_kib}
             body = json.dumps({"detail": message}, ensure_ascii=False).encode()
             content_type = b"application/json"
         else:  # a page in the reader's language (LanguageMiddleware runs outside this one)
-            translated = i18n.gettext("リクエストが大きすぎます（%(kib)s KiB まで）。")
-            message = translated % {"kib": limit_kib}
+            message = i18n.gettext(template) % {"kib": limit_kib}
             lang = i18n.current_language()
             body = (
                 f'<!doctype html><html lang="{lang}"><meta charset="utf-8">'

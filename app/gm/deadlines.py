@@ -47,7 +47,7 @@ def expire(session: Session, game: Game, secret: str, now: datetime) -> str:
     assert impl is not None and game.state is not None
     session.refresh(game, ["players"])
     sub = Submission(game, impl, Submitter(None, BOT_NAME), [], now)
-    work = pipeline.working_copy(session, game)
+    work = pipeline.working_copy(game)
     assert work.state is not None
     late = list(impl.waiting_for(work.state))
     names = [work.seats[seat].name for seat in late]

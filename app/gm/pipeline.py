@@ -209,7 +209,7 @@ def lock_game(
     return game
 
 
-def working_copy(session: Session, game: Game) -> Working:
+def working_copy(game: Game) -> Working:
     return Working(
         status=game.status,
         paused=game.paused,
@@ -243,7 +243,7 @@ def run(session: Session, sub: Submission) -> tuple[Outcome, Working | None]:
             parsed.append((number, line, impl.parse(line)))
         except CommandSyntaxError as exc:
             return _failure(sub, LineError(number, exc.column, exc.message, exc.line), []), None
-    work = working_copy(session, game)
+    work = working_copy(game)
     turn_before = impl.turn_key(work.state) if work.state is not None else None
     for number, line, command in parsed:
         try:

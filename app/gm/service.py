@@ -103,11 +103,7 @@ def get_game(session: Session, game_id: int) -> Game:
     return game
 
 
-def game_for_thread(session: Session, thread_id: int, *, lock: bool = False) -> Game | None:
-    """The game a thread hosts, if any. ``lock``: the row locked until commit, seats loaded
-    afresh (SQLite: the write lock of BEGIN IMMEDIATE is held already)."""
-    if lock:
-        return pipeline.lock_game(session, thread_id=thread_id)
+def game_for_thread(session: Session, thread_id: int) -> Game | None:
     return session.scalar(select(Game).where(Game.thread_id == thread_id))
 
 
@@ -166,7 +162,7 @@ def submit_post(
     now = now or utcnow()
     if not 0 < thread_id < 2**31:
         raise NotFound(f"スレッド {thread_id} はありません。")
-    game = game_for_thread(session, thread_id, lock=True)
+    game = pipeline.lock_game(session, thread_id=thread_id)
     impl = find_game(game.kind) if game is not None else None
     lines: list[tuple[int, str]] = []
     if game is not None and impl is not None:

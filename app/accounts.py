@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import delete, select
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -111,12 +111,16 @@ def issue_token(session: Session, user: User, kind: str) -> str:
     return token
 
 
+# Built once (every authenticated request runs it; building the statement costs as much).
+_TOKEN = select(ApiToken).where(
+    ApiToken.token_hash == bindparam("token_hash"), ApiToken.kind == bindparam("kind")
+)
+
+
 def user_for_token(session: Session, token: str, kind: str) -> User | None:
     if not token or len(token) > 200:
         return None
-    row = session.scalar(
-        select(ApiToken).where(ApiToken.token_hash == _digest(token), ApiToken.kind == kind)
-    )
+    row = session.scalar(_TOKEN, {"token_hash": _digest(token), "kind": kind})
     if row is None or row.expires_at <= utcnow():
         return None
     return row.user

@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Table, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
@@ -147,6 +147,18 @@ def list_posts(session: Session, thread: Thread, after: int, limit: int) -> list
     )
 
 
+_THREADS: Table = Thread.__table__  # type: ignore[assignment]
+_POSTS: Table = Post.__table__  # type: ignore[assignment]
+# Built once, as Core: an ORM-enabled UPDATE costs several times as much per call (measured in
+# docs/benchmarks.md), and the identity map is kept current by hand below.
+_TAKE_NUMBERS = (
+    update(_THREADS)
+    .where(_THREADS.c.id == bindparam("thread_id"))
+    .values(post_count=_THREADS.c.post_count + bindparam("count"), last_post_at=bindparam("now"))
+    .returning(_THREADS.c.post_count)
+)
+
+
 def reserve_numbers(session: Session, thread_id: int, count: int, now: datetime) -> int:
     """Take the thread's next ``count`` レス番 and return the first.
 
@@ -155,13 +167,11 @@ def reserve_numbers(session: Session, thread_id: int, count: int, now: datetime)
     statement a post spends on numbering. A post that will be answered by the bot takes two
     at once — its own and the reply's — so no other post falls between them.
     """
-    top = session.execute(
-        update(Thread)
-        .where(Thread.id == thread_id)
-        .values(post_count=Thread.post_count + count, last_post_at=now)
-        .returning(Thread.post_count)
-        .execution_options(synchronize_session=False)
-    ).scalar_one_or_none()
+    top = (
+        session.connection()
+        .execute(_TAKE_NUMBERS, {"thread_id": thread_id, "count": count, "now": now})
+        .scalar_one_or_none()
+    )
     if top is None:
         raise NotFound(f"スレッド {thread_id} はありません。")
     loaded = session.identity_map.get(identity_key(Thread, thread_id))
@@ -185,34 +195,43 @@ def add_post(
     reply_to: int | None = None,
     reply_ok: bool | None = None,
     reply_error: dict[str, Any] | None = None,
-    flush: bool = True,
 ) -> Post:
     """Append a post. ``author`` is None for the bot. ``number`` is one the caller took with
-    ``reserve_numbers``; without it the next number is taken here. ``flush=False`` leaves the
-    INSERT to the caller's next flush (the game master writes a post and its reply at once)."""
+    ``reserve_numbers``; without it the next number is taken here.
+
+    The row is written at once by a Core INSERT, not by the session's unit of work (on the
+    post path a flush cost more than everything else a post does); the returned ``Post`` is
+    then attached to the session as a loaded row, every column set."""
     body = clean_body(body)
     now = now or utcnow()
     if number is None:
         number = reserve_numbers(session, thread_id, 1, now)
     user_key = f"u{author.id}" if author is not None else "bot"
-    post = Post(
-        thread_id=thread_id,
-        number=number,
-        author_id=author.id if author is not None else None,
-        author_name=author_name,
-        daily_id=daily_id(secret, user_key, now),
-        body=body,
-        kind=kind,
-        created_at=now,
-        reply_to=reply_to,
-        reply_ok=reply_ok,
-        reply_error=reply_error,
-    )
+    values: dict[str, Any] = {
+        "thread_id": thread_id,
+        "number": number,
+        "author_id": author.id if author is not None else None,
+        "author_name": author_name,
+        "daily_id": daily_id(secret, user_key, now),
+        "body": body,
+        "kind": kind,
+        "created_at": now,
+        "reply_to": reply_to,
+        "reply_ok": reply_ok,
+        "reply_error": reply_error,
+        "hidden_at": None,
+        "hidden_by": None,
+    }
+    key = session.connection().execute(_INSERT_POST, values).inserted_primary_key
+    assert key is not None
+    post = Post(id=key[0], **values)
+    make_transient_to_detached(post)  # as if loaded: no INSERT at the next flush
     session.add(post)
-    if flush:
-        session.flush()
     live.touched(session, thread_id)
     return post
+
+
+_INSERT_POST = insert(_POSTS)
 
 
 def create_thread(

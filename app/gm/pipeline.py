@@ -4,7 +4,6 @@ write moves, state and log only when all succeeded."""
 
 from __future__ import annotations
 
-import copy
 import difflib
 import hashlib
 import unicodedata
@@ -12,8 +11,9 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, lazyload, selectinload
+from sqlalchemy import Table, bindparam, insert, select, update
+from sqlalchemy.orm import Session, lazyload
+from sqlalchemy.orm.attributes import set_committed_value
 
 from app import notify
 from app.forum.service import format_bbs_time
@@ -190,23 +190,38 @@ def lock_game(
     """The game row (by id, or by the thread it hosts), locked until commit, with its seats
     loaded afresh (SQLite: the write lock of BEGIN IMMEDIATE is held already).
 
-    The seats come from a second statement (``selectinload``), never joined into the locking
-    one: on PostgreSQL a ``SELECT … FOR UPDATE`` that waited for the lock re-reads the locked
-    row only, and rows joined to it keep the snapshot taken before the wait — seats taken by
-    the post that held the lock would be missing (tests/test_load_concurrency.py).
+    The seats come from a second statement, never joined into the locking one: on
+    PostgreSQL a ``SELECT … FOR UPDATE`` that waited for the lock re-reads the locked row
+    only, and rows joined to it keep the snapshot taken before the wait — seats taken by the
+    post that held the lock would be missing (tests/test_load_concurrency.py).
     """
-    query = (
-        select(Game)
-        .options(lazyload(Game.thread), lazyload(Game.gm), selectinload(Game.players))
-        .with_for_update(of=Game)
-        .execution_options(populate_existing=True)
-    )
     if thread_id is not None:
-        query = query.where(Game.thread_id == thread_id)
+        game: Game | None = session.scalar(_LOCK_BY_THREAD, {"thread_id": thread_id})
     else:
-        query = query.where(Game.id == game_id)
-    game: Game | None = session.scalar(query)
+        game = session.scalar(_LOCK_BY_ID, {"game_id": game_id})
+    if game is not None:
+        # What selectinload would do, without its per-call loader setup: the seats, in seat
+        # order, set as the collection's loaded value.
+        seats = session.scalars(_SEATS, {"game_id": game.id}).all()
+        set_committed_value(game, "players", list(seats))
     return game
+
+
+# Statements built once: building an ORM SELECT with its options costs more than running it.
+_LOCK = (
+    select(Game)
+    .options(lazyload(Game.thread), lazyload(Game.gm), lazyload(Game.players))
+    .with_for_update(of=Game)
+    .execution_options(populate_existing=True)
+)
+_LOCK_BY_THREAD = _LOCK.where(Game.thread_id == bindparam("thread_id"))
+_LOCK_BY_ID = _LOCK.where(Game.id == bindparam("game_id"))
+_SEATS = (
+    select(GamePlayer)
+    .where(GamePlayer.game_id == bindparam("game_id"))
+    .order_by(GamePlayer.seat)
+    .execution_options(populate_existing=True)
+)
 
 
 def working_copy(game: Game) -> Working:
@@ -217,7 +232,9 @@ def working_copy(game: Game) -> Working:
             Seat(p.user_id, p.name, p.kicked, p.absences_used)
             for p in sorted(game.players, key=lambda p: p.seat)
         ],
-        state=copy.deepcopy(game.state) if game.state is not None else None,
+        # Not copied: a game's ``apply`` never mutates the state it is given (it returns a new
+        # one), and nothing here writes into it, so the row's state is shared until replaced.
+        state=game.state,
         next_seq=game.last_seq + 1,
         deadline_hours=game.deadline_hours,
         deadline_at=game.deadline_at,
@@ -618,23 +635,27 @@ def save(
                     absences_used=seat.absences_used,
                 )
             )
-    for move in work.moves:
-        session.add(
-            Move(
-                game_id=game.id,
-                seq=move.seq,
-                post=post,
-                post_number=post_number,
-                sealed_id=sealed_id,
-                actor_seat=move.seat,
-                actor_name=move.actor_name,
-                command=move.line,
-                parsed=move.parsed,
-                by_bot=move.by_bot,
-                sealed=move.sealed,
-                created_at=now,
-            )
-        )
+    if work.moves:
+        post_id = post.id if post is not None else None
+        rows = [
+            {
+                "game_id": game.id,
+                "seq": move.seq,
+                "post_id": post_id,
+                "post_number": post_number,
+                "sealed_id": sealed_id,
+                "actor_seat": move.seat,
+                "actor_name": move.actor_name,
+                "command": move.line,
+                "parsed": move.parsed,
+                "undone": False,
+                "by_bot": move.by_bot,
+                "sealed": move.sealed,
+                "created_at": now,
+            }
+            for move in work.moves
+        ]
+        session.connection().execute(_INSERT_MOVE, rows)
     for adjusted, delta, reason in work.adjustments:
         session.add(
             Adjustment(
@@ -682,6 +703,7 @@ def save(
     # The result exists only once the game is over (then the GM's ADJUSTs are read).
     game.result = final_result(session, game, impl) if game.status == "finished" else None
     game.version += 1
+    _write_game_row(session, game)
     notify.after_save(
         session,
         game,
@@ -691,6 +713,43 @@ def save(
         finished_now=game.status == "finished" and not was_over,
         now=now,
     )
+
+
+_MOVES: Table = Move.__table__  # type: ignore[assignment]
+_GAMES: Table = Game.__table__  # type: ignore[assignment]
+_INSERT_MOVE = insert(_MOVES)
+# What a submission changes in the game row; written by one Core UPDATE built once.
+_GAME_FIELDS = (
+    "status",
+    "paused",
+    "state",
+    "result",
+    "version",
+    "last_seq",
+    "deadline_hours",
+    "deadline_at",
+    "deadline_warned",
+    "turn_key",
+    "players_at_start",
+    "started_at",
+    "finished_at",
+)
+_UPDATE_GAME = (
+    update(_GAMES)
+    .where(_GAMES.c.id == bindparam("game_id"))
+    .values({name: bindparam(f"new_{name}") for name in _GAME_FIELDS})
+)
+
+
+def _write_game_row(session: Session, game: Game) -> None:
+    """Write the game's row now, by Core, and mark what was written as the loaded value, so
+    the next flush has nothing left to do for it (a unit-of-work flush cost more than the
+    rest of a post). Any other attribute changed on ``game`` is still flushed as usual."""
+    values = {name: getattr(game, name) for name in _GAME_FIELDS}
+    params = {f"new_{name}": value for name, value in values.items()}
+    session.connection().execute(_UPDATE_GAME, {"game_id": game.id, **params})
+    for name, value in values.items():
+        set_committed_value(game, name, value)
 
 
 # --- text ----------------------------------------------------------------------------------

@@ -139,7 +139,6 @@ def _bot_post(
         secret=secret,
         now=now,
         number=number,
-        flush=number is None,
         reply_to=reply_to,
         reply_ok=error is None,
         reply_error=error.to_json() if error is not None else None,
@@ -181,7 +180,6 @@ def submit_post(
         secret=secret,
         now=now,
         number=first,
-        flush=not lines,  # with commands: written together with the moves and the reply
     )
     if game is None or impl is None or not lines:
         return post, []

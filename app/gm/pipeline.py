@@ -679,31 +679,41 @@ def save(
                 created_at=now,
             )
         )
-    if work.started:
-        game.started_at = now
-        game.players_at_start = [s.name for s in work.seats]
-    if work.status in ("finished", "aborted"):
-        game.finished_at = game.finished_at or now
-    else:
-        game.finished_at = None
-    game.last_seq = work.next_seq - 1
-    game.status = work.status
-    game.paused = work.paused
-    game.state = work.state
-    game.deadline_hours = work.deadline_hours
-    game.turn_key = impl.turn_key(work.state) if work.state is not None else None
+    # The new row, set on ``game`` as its loaded value and written by one Core UPDATE
+    # (``_write_game_row``): a unit-of-work flush of the game cost more than the rest.
     if work.status != "active" or work.deadline_hours is None:
-        game.deadline_at = None
+        deadline_at = None
     elif work.deadline_reset or work.deadline_at is None:
-        game.deadline_at = now + timedelta(hours=work.deadline_hours)
+        deadline_at = now + timedelta(hours=work.deadline_hours)
     else:
-        game.deadline_at = work.deadline_at
-    if game.deadline_at != deadline_before:
-        game.deadline_warned = False
+        deadline_at = work.deadline_at
+    over = work.status in ("finished", "aborted")
+    row: dict[str, Any] = {
+        "status": work.status,
+        "paused": work.paused,
+        "state": work.state,
+        "version": game.version + 1,
+        "last_seq": work.next_seq - 1,
+        "deadline_hours": work.deadline_hours,
+        "deadline_at": deadline_at,
+        "deadline_warned": game.deadline_warned and deadline_at == deadline_before,
+        "turn_key": impl.turn_key(work.state) if work.state is not None else None,
+        "players_at_start": (
+            [s.name for s in work.seats] if work.started else game.players_at_start
+        ),
+        "started_at": now if work.started else game.started_at,
+        "finished_at": (game.finished_at or now) if over else None,
+        "result": None,
+    }
+    for name, value in row.items():
+        set_committed_value(game, name, value)
     # The result exists only once the game is over (then the GM's ADJUSTs are read).
-    game.result = final_result(session, game, impl) if game.status == "finished" else None
-    game.version += 1
-    _write_game_row(session, game)
+    if game.status == "finished":
+        row["result"] = final_result(session, game, impl)
+        set_committed_value(game, "result", row["result"])
+    session.connection().execute(
+        _UPDATE_GAME, {"game_id": game.id, **{f"new_{k}": v for k, v in row.items()}}
+    )
     notify.after_save(
         session,
         game,
@@ -718,7 +728,7 @@ def save(
 _MOVES: Table = Move.__table__  # type: ignore[assignment]
 _GAMES: Table = Game.__table__  # type: ignore[assignment]
 _INSERT_MOVE = insert(_MOVES)
-# What a submission changes in the game row; written by one Core UPDATE built once.
+# What a submission changes in the game row (``save``); one Core UPDATE, built once.
 _GAME_FIELDS = (
     "status",
     "paused",
@@ -739,17 +749,6 @@ _UPDATE_GAME = (
     .where(_GAMES.c.id == bindparam("game_id"))
     .values({name: bindparam(f"new_{name}") for name in _GAME_FIELDS})
 )
-
-
-def _write_game_row(session: Session, game: Game) -> None:
-    """Write the game's row now, by Core, and mark what was written as the loaded value, so
-    the next flush has nothing left to do for it (a unit-of-work flush cost more than the
-    rest of a post). Any other attribute changed on ``game`` is still flushed as usual."""
-    values = {name: getattr(game, name) for name in _GAME_FIELDS}
-    params = {f"new_{name}": value for name, value in values.items()}
-    session.connection().execute(_UPDATE_GAME, {"game_id": game.id, **params})
-    for name, value in values.items():
-        set_committed_value(game, name, value)
 
 
 # --- text ----------------------------------------------------------------------------------

@@ -8,6 +8,9 @@ and no duplicates). PostgreSQL: psycopg 3; writers lock what they number (a game
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -20,7 +23,11 @@ from sqlalchemy.orm import Session, sessionmaker
 def make_engine(url: str, **kwargs: Any) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        connect_args = {"check_same_thread": False, "timeout": 30}
+        connect_args: dict[str, Any] = {
+            "check_same_thread": False,
+            "timeout": BUSY_SECONDS,
+            "factory": SerialisedConnection,
+        }
         engine = create_engine(url, connect_args=connect_args, **kwargs)
         _configure_sqlite(engine)
         return engine
@@ -36,15 +43,80 @@ def _configure_sqlite(engine: Engine) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_SECONDS * 1000}")
         if engine.url.database not in (None, "", ":memory:"):
+            dbapi_connection.write_lock = _write_lock(engine.url.database)
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        conn.connection.dbapi_connection.begin_immediate()
+
+
+BUSY_SECONDS = 30
+_WRITE_LOCKS: dict[str, threading.Lock] = {}
+_WRITE_LOCKS_GUARD = threading.Lock()
+
+
+def _write_lock(database: str) -> threading.Lock:
+    """One lock per database file in this process (every engine on the file shares it)."""
+    key = os.path.realpath(database)
+    with _WRITE_LOCKS_GUARD:
+        return _WRITE_LOCKS.setdefault(key, threading.Lock())
+
+
+class SerialisedConnection(sqlite3.Connection):
+    """A pysqlite connection whose transactions queue on a lock of this process first.
+
+    Every transaction here is ``BEGIN IMMEDIATE``, so SQLite lets one at a time run. A
+    connection that finds the file locked does not wait in line: SQLite's busy handler sleeps
+    and retries (1, 2, 5, 10 … 100 ms), so a waiter wakes up to a millisecond after the
+    holder finished, or later, and newcomers overtake it. Threads of one process therefore
+    take this lock before BEGIN and give it back right after COMMIT or ROLLBACK: the next
+    one starts as soon as the file is free. SQLite's own lock is still what keeps writers
+    apart — other processes (``bbsgm tick``, a second worker) meet only that one.
+    """
+
+    write_lock: threading.Lock | None = None
+    _holding = False
+
+    def begin_immediate(self) -> None:
+        lock = self.write_lock
+        if lock is not None and not self._holding:
+            if not lock.acquire(timeout=BUSY_SECONDS):
+                raise sqlite3.OperationalError("database is locked")
+            self._holding = True
+        try:
+            self.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._release()
+            raise
+
+    def commit(self) -> None:
+        try:
+            super().commit()
+        finally:
+            self._release()
+
+    def rollback(self) -> None:
+        try:
+            super().rollback()
+        finally:
+            self._release()
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        if self._holding:
+            self._holding = False
+            assert self.write_lock is not None
+            self.write_lock.release()
 
 
 class Database:

@@ -8,12 +8,15 @@ retrying is let in again as soon as ``Retry-After`` says. A refusal is ``RateLim
 the app adds ``Retry-After`` to the answer (``retry_after_header`` in app/main.py).
 
 Counters run in their own short transaction, committed before the action itself, so an attempt
-that then fails (a wrong password, an invalid body) still counts.
+that then fails (a wrong password, an invalid body) still counts. The API's post route, the
+busiest, counts at the end of the post's own transaction instead (``counting_post``), and in a
+transaction of its own only when the post is refused: the same counts, one commit less.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import ipaddress
@@ -21,7 +24,7 @@ import json
 import math
 import time
 import unicodedata
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -196,17 +199,29 @@ def enforce(
     Commits (or, refused, rolls back) the session's transaction: call it first in a route,
     before anything is written.
     """
+    # The counters commit with the reads done so far (the login lookup), before the action
+    # itself has its own transaction: one more transaction per attempt, not two.
+    _count_or_refuse(session, request, rules, commit=True, now=now)
+
+
+def _count_or_refuse(
+    session: Session,
+    request: Request,
+    rules: Sequence[Rule],
+    *,
+    commit: bool,
+    now: float | None = None,
+) -> None:
     active = sorted((r for r in rules if r.limit > 0), key=lambda r: r.key)
     if not active or not _settings(request).rate_limits:
         return
     now = time.time() if now is None else now
-    # The counters commit with the reads done so far (the login lookup), before the action
-    # itself has its own transaction: one more transaction per attempt, not two.
     refused = count(session, active, now)
     if refused is None:
-        session.commit()
+        if commit:
+            session.commit()
         return
-    session.rollback()  # nothing is counted for a refused attempt
+    session.rollback()  # nothing is counted for a refused attempt (nor anything else done)
     rule, wait = refused
     request.state.retry_after = wait
     per = {MINUTE: "1分間", HOUR: "1時間"}.get(rule.window, f"{rule.window}秒間")
@@ -219,20 +234,43 @@ def enforce(
 
 def check_post(session: Session, request: Request, user: User) -> None:
     """Posts, new threads, new games, sealed commands and previews: per account and address."""
+    enforce(session, request, _post_rules(request, user))
+
+
+@contextlib.contextmanager
+def counting_post(session: Session, request: Request, user: User) -> Iterator[None]:
+    """``check_post`` for the busiest route, without a transaction of its own: the attempt is
+    counted at the end of the post's transaction, so a post costs one commit, not two.
+
+    - The post succeeded: the counters are written last, just before the caller commits (on
+      PostgreSQL their rows are then held for a moment only). A full counter rolls the post
+      back and answers 429: a refused attempt counts for nothing, as in ``enforce``.
+    - The post was refused (a ServiceError, 4xx): its transaction is rolled back and the
+      attempt is counted in a short one of its own — 429 instead, if that is full.
+    """
+    rules = _post_rules(request, user)
+    try:
+        yield
+    except RateLimited:
+        raise
+    except ServiceError:
+        session.rollback()
+        enforce(session, request, rules)
+        raise
+    _count_or_refuse(session, request, rules, commit=False)
+
+
+def _post_rules(request: Request, user: User) -> list[Rule]:
     settings = _settings(request)
-    enforce(
-        session,
-        request,
-        [
-            Rule(f"post:user:{user.id}", settings.posts_per_minute_per_account, MINUTE, "書き込み"),
-            Rule(
-                f"post:addr:{client_address(request)}",
-                settings.posts_per_minute_per_address,
-                MINUTE,
-                "この接続元からの書き込み",
-            ),
-        ],
-    )
+    return [
+        Rule(f"post:user:{user.id}", settings.posts_per_minute_per_account, MINUTE, "書き込み"),
+        Rule(
+            f"post:addr:{client_address(request)}",
+            settings.posts_per_minute_per_address,
+            MINUTE,
+            "この接続元からの書き込み",
+        ),
+    ]
 
 
 def check_register(session: Session, request: Request) -> None:

@@ -218,6 +218,38 @@ def test_posts_per_address(web: httpx.Client, database: Database) -> None:
     assert elsewhere.status_code == 201
 
 
+def test_refused_posts_count_and_a_full_counter_answers_before_the_error(
+    web: httpx.Client, database: Database
+) -> None:
+    """The API's post route counts at the end of the post's own transaction; a post that is
+    refused (here: a thread that does not exist, 404) is still an attempt, counted on its
+    own. Once the account is full, even such a post gets 429, and nothing is stored."""
+    user = fast_users(database, 1, web)[0]
+    thread_id = new_thread(web, database)
+    for _ in range(PER_ACCOUNT):
+        missing = web.post(
+            "/api/threads/2000000000/posts",
+            json={"body": "どこ？"},
+            headers={**user.headers, **address()},
+        )
+        assert missing.status_code == 404, missing.text
+    refused = web.post(
+        f"/api/threads/{thread_id}/posts",
+        json={"body": "書けない"},
+        headers={**user.headers, **address()},
+    )
+    assert_429(refused, "書き込みが多すぎます（1分間に3回まで）")
+    assert_429(
+        web.post(
+            "/api/threads/2000000000/posts",
+            json={"body": "x"},
+            headers={**user.headers, **address()},
+        ),
+        "書き込みが多すぎます",
+    )
+    assert post_count(database, thread_id) == 1
+
+
 def test_page_form_over_the_limit_keeps_the_text(limited: ServeProcess, database: Database) -> None:
     with httpx.Client(base_url=limited.url, timeout=30) as web:
         user = fast_users(database, 1, web)[0]

@@ -16,7 +16,7 @@ from email.message import EmailMessage
 from urllib.parse import urlsplit
 
 import httpx
-from sqlalchemy import and_, or_, select
+from sqlalchemy import Table, and_, bindparam, insert, or_, select
 from sqlalchemy.orm import Session
 
 from app.config import Settings
@@ -93,49 +93,64 @@ def set_email(session: Session, user: User, email: str | None, notify: bool) -> 
     session.flush()
 
 
-def queue(session: Session, notifications: Sequence[Notification]) -> None:
-    """One pending delivery per active webhook of each notification's user, and one mail if
-    that user opted in. One query for all of them (the users and their active webhooks)."""
+def queue(session: Session, notifications: Sequence[tuple[int, int]], now: datetime) -> None:
+    """For notifications just written — (notification id, user id) — one pending delivery per
+    active webhook of the user, and one mail if that user opted in. One query for all of
+    them (the users and their active webhooks), one INSERT for the deliveries."""
     if not notifications:
         return
-    user_ids = sorted({n.user_id for n in notifications})
-    with session.no_autoflush:  # the notes and the move that caused them: one flush, later
-        rows = session.execute(
-            select(User.id, User.email, User.email_notify, Webhook.id, Webhook.url)
-            .outerjoin(Webhook, and_(Webhook.user_id == User.id, Webhook.active.is_(True)))
-            .where(User.id.in_(user_ids))
-            .order_by(User.id, Webhook.id)
-        ).all()
+    connection = session.connection()
+    user_ids = sorted({user_id for _note, user_id in notifications})
     hooks: dict[int, list[tuple[int, str]]] = {}
     mail: dict[int, str] = {}
-    for user_id, email, email_notify, hook_id, url in rows:
+    for user_id, email, email_notify, hook_id, url in connection.execute(
+        _SETTINGS, {"user_ids": user_ids}
+    ):
         hooks.setdefault(user_id, [])
         if hook_id is not None:
             hooks[user_id].append((hook_id, url))
         if email_notify and email:
             mail[user_id] = email
-    for note in notifications:
-        for hook_id, url in hooks.get(note.user_id, []):
-            session.add(
-                Delivery(
-                    notification=note,
-                    channel="webhook",
-                    webhook_id=hook_id,
-                    target=url,
-                    next_attempt_at=note.created_at,
-                    created_at=note.created_at,
-                )
-            )
-        if note.user_id in mail:
-            session.add(
-                Delivery(
-                    notification=note,
-                    channel="email",
-                    target=mail[note.user_id],
-                    next_attempt_at=note.created_at,
-                    created_at=note.created_at,
-                )
-            )
+    rows: list[dict[str, object]] = []
+    for note_id, user_id in notifications:
+        targets: list[tuple[str, int | None, str]] = [
+            ("webhook", hook_id, url) for hook_id, url in hooks.get(user_id, [])
+        ]
+        if user_id in mail:
+            targets.append(("email", None, mail[user_id]))
+        rows.extend(
+            {
+                "notification_id": note_id,
+                "channel": channel,
+                "webhook_id": hook_id,
+                "target": target,
+                "status": "pending",
+                "attempts": 0,
+                "next_attempt_at": now,
+                "created_at": now,
+            }
+            for channel, hook_id, target in targets
+        )
+    if rows:
+        connection.execute(_INSERT_DELIVERY, rows)
+
+
+_USERS: Table = User.__table__  # type: ignore[assignment]
+_WEBHOOKS: Table = Webhook.__table__  # type: ignore[assignment]
+# Built once: the users' mail settings and their active webhooks.
+_SETTINGS = (
+    select(_USERS.c.id, _USERS.c.email, _USERS.c.email_notify, _WEBHOOKS.c.id, _WEBHOOKS.c.url)
+    .select_from(
+        _USERS.outerjoin(
+            _WEBHOOKS,
+            and_(_WEBHOOKS.c.user_id == _USERS.c.id, _WEBHOOKS.c.active.is_(True)),
+        )
+    )
+    .where(_USERS.c.id.in_(bindparam("user_ids", expanding=True)))
+    .order_by(_USERS.c.id, _WEBHOOKS.c.id)
+)
+_DELIVERIES: Table = Delivery.__table__  # type: ignore[assignment]
+_INSERT_DELIVERY = insert(_DELIVERIES)
 
 
 def deliveries_for(session: Session, user: User, limit: int = 50) -> list[Delivery]:

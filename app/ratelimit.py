@@ -71,24 +71,15 @@ _EXPIRED = delete(_COUNTERS).where(_COUNTERS.c.expires_at < bindparam("now"))
 
 
 @functools.cache
-def _upsert(dialect: str, keys: int) -> Any:
-    """One statement counting an attempt under ``keys`` keys at once, built once per dialect
-    and number of keys (SQLAlchemy caches its compiled form; a VALUES list built per request
-    would be compiled afresh every time): each key's current counter goes up by one, or
-    starts at 1, and RETURNING gives its hits and those of the window before it.
+def _upsert(dialect: str) -> Any:
+    """Count an attempt under one key, built once per dialect (SQLAlchemy caches its compiled
+    form; it cannot cache a multi-row VALUES list, which would be compiled afresh for every
+    request): the key's current counter goes up by one, or starts at 1, and RETURNING gives
+    its hits and those of the window before it.
 
     The window before is the key's row whose start and end add up to twice the current
     start (a counter lives two windows: ``expires_at = window_start + 2 * window``)."""
     insert = pg_insert if dialect == "postgresql" else sqlite_insert
-    rows = [
-        {
-            "key": bindparam(f"key_{n}"),
-            "window_start": bindparam(f"start_{n}"),
-            "hits": 1,
-            "expires_at": bindparam(f"ends_{n}"),
-        }
-        for n in range(keys)
-    ]
     # Written out: SQLAlchemy neither qualifies RETURNING columns on SQLite nor correlates a
     # subquery there, and both dialects read ``rate_limits.…`` as the row just counted.
     previous: ColumnElement[int] = literal_column(
@@ -96,38 +87,35 @@ def _upsert(dialect: str, keys: int) -> Any:
         " WHERE earlier.key = rate_limits.key"
         " AND earlier.window_start + earlier.expires_at = 2 * rate_limits.window_start)"
     )
-    return (
-        insert(_COUNTERS)
-        .values(rows)
-        .on_conflict_do_update(
-            index_elements=[_COUNTERS.c.key, _COUNTERS.c.window_start],
-            set_={"hits": _COUNTERS.c.hits + 1},
-        )
-        .returning(_COUNTERS.c.key, _COUNTERS.c.hits, previous)
+    statement = insert(_COUNTERS).values(
+        key=bindparam("key"), window_start=bindparam("start"), hits=1, expires_at=bindparam("ends")
     )
+    return statement.on_conflict_do_update(
+        index_elements=[_COUNTERS.c.key, _COUNTERS.c.window_start],
+        set_={"hits": _COUNTERS.c.hits + 1},
+    ).returning(_COUNTERS.c.hits, previous)
 
 
 def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, int] | None:
-    """Count one attempt under every rule, in one statement (``_upsert``). Returns the first
+    """Count one attempt under every rule, one statement each (``_upsert``). Returns the first
     full rule and the seconds until it has room (its attempt stays counted: the caller rolls
     back), or None.
 
     The caller commits. On PostgreSQL the upsert holds the counter rows until then, so
-    concurrent attempts on one key are counted one after another (rows in key order, so two
+    concurrent attempts on one key are counted one after another (rules in key order, so two
     requests never wait for each other's rows); SQLite transactions here are BEGIN IMMEDIATE.
     """
     rules = sorted(rules, key=lambda r: r.key)
     starts = {rule.key: int(now // rule.window) * rule.window for rule in rules}
-    params: dict[str, Any] = {}
-    for n, rule in enumerate(rules):
-        start = starts[rule.key]
-        params.update(
-            {f"key_{n}": rule.key, f"start_{n}": start, f"ends_{n}": start + 2 * rule.window}
-        )
     connection = session.connection()
-    counted = connection.execute(_upsert(connection.dialect.name, len(rules)), params).all()
-    current = {key: hits for key, hits, _earlier in counted}
-    previous = {key: earlier or 0 for key, _hits, earlier in counted}
+    upsert = _upsert(connection.dialect.name)
+    current: dict[str, int] = {}
+    previous: dict[str, int] = {}
+    for rule in rules:
+        start = starts[rule.key]
+        params = {"key": rule.key, "start": start, "ends": start + 2 * rule.window}
+        hits, earlier = connection.execute(upsert, params).one()
+        current[rule.key], previous[rule.key] = hits, earlier or 0
     if 1 in current.values():
         # A key's first attempt in a window: a good moment to drop every counter that expired.
         connection.execute(_EXPIRED, {"now": int(now)})

@@ -1,0 +1,72 @@
+"""The post path keeps its statements built once (docs/benchmarks.md): SQLAlchemy caches a
+statement's compiled form only when it can make a cache key for it, and building a statement
+per request, or a multi-row VALUES list, costs more than running it. After a warm-up, no
+statement a command post runs may be one SQLAlchemy had to compile afresh."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import event
+from sqlalchemy.engine import default
+
+from app.db import Database
+from app.ratelimit import Rule, count
+from tests.conftest import ApiUser, api_user
+from tests.test_gm_http import pick
+
+UNCACHED = (default.NO_CACHE_KEY, default.CACHING_DISABLED)
+
+
+@pytest.fixture
+def executed(database: Database) -> Iterator[list[tuple[str, Any]]]:
+    """Every statement the engine runs while the test does, with SQLAlchemy's cache verdict."""
+    seen: list[tuple[str, Any]] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, _p: Any, context: Any, _m: Any) -> None:
+        seen.append((statement, getattr(context, "cache_hit", None)))
+
+    event.listen(database.engine, "after_cursor_execute", record)
+    yield seen
+    event.remove(database.engine, "after_cursor_execute", record)
+
+
+def play(player: ApiUser, game_id: int, thread_id: int) -> None:
+    legal = player.get(f"/api/games/{game_id}/legal").json()["commands"]
+    reply = player.post(f"/api/threads/{thread_id}/posts", {"body": pick(legal)})
+    assert reply.status_code == 201 and reply.json()["replies"][0]["ok"], reply.text
+
+
+def test_command_posts_compile_no_statement_afresh(
+    client: httpx.Client, executed: list[tuple[str, Any]]
+) -> None:
+    master, player, other = api_user(client), api_user(client), api_user(client)
+    game = master.post("/api/games", {"kind": "eitsuku", "title": "cache"}).json()
+    thread_id = game["thread_id"]
+    for who, line in ((player, "JOIN"), (other, "JOIN"), (master, "START")):
+        assert who.post(f"/api/threads/{thread_id}/posts", {"body": line}).status_code == 201
+    assert master.post(f"/api/threads/{thread_id}/posts", {"body": f"KICK {other.name}"})
+    for _ in range(3):  # warm-up: every statement of the path is compiled once here
+        play(player, game["id"], thread_id)
+    executed.clear()
+    for _ in range(6):
+        play(player, game["id"], thread_id)
+    assert executed, "the listener saw nothing"
+    afresh = [statement for statement, verdict in executed if verdict in UNCACHED]
+    assert afresh == []
+
+
+def test_rate_limit_counting_compiles_nothing_afresh(
+    database: Database, executed: list[tuple[str, Any]]
+) -> None:
+    rules = [Rule("post:user:cache", 5, 60, "x"), Rule("post:addr:cache", 5, 60, "y")]
+    for _ in range(3):
+        with database.session() as session:
+            assert count(session, rules, time.time()) is None
+            session.rollback()
+    assert len(executed) >= 6
+    assert [s for s, verdict in executed if verdict in UNCACHED] == []

@@ -15,7 +15,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app import live
+from app import games, live
 from app.api.archive import router as archive_api_router
 from app.api.games import router as games_api_router
 from app.api.routes import router as api_router
@@ -50,6 +50,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         live.HUB.bind(asyncio.get_running_loop())
+        await run_in_threadpool(games.warm_up)  # the grammars, before the first post
         listener = None
         engine = app.state.database.engine
         if engine.dialect.name == "postgresql":

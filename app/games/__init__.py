@@ -7,13 +7,14 @@ state = game.setup(["A", "B"], {}, Rng(seed, 0))
 
 from __future__ import annotations
 
+import contextlib
 import unicodedata
 
-from app.games.base import Game
+from app.games.base import CommandSyntaxError, Game
 from app.games.eitsuku import game as eitsuku
 from app.games.eleusis import game as eleusis
 
-__all__ = ["GAMES", "Game", "all_games", "find_game"]
+__all__ = ["GAMES", "Game", "all_games", "find_game", "warm_up"]
 
 GAMES: dict[str, Game] = {game.kind: game for game in (eitsuku, eleusis)}
 
@@ -34,3 +35,13 @@ def find_game(name: str) -> Game | None:
 
 def all_games() -> list[Game]:
     return list(GAMES.values())
+
+
+def warm_up() -> None:
+    """Build every game's parser now (Lark's tables and lexers, the verb patterns, the
+    transformer): the app calls this at start-up, so that no post pays for it."""
+    for game in GAMES.values():
+        game.verbs()
+        game.is_command_line("JOIN")
+        with contextlib.suppress(CommandSyntaxError):
+            game.parse("JOIN")

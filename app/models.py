@@ -235,10 +235,6 @@ class Move(Base):
     sealed: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
-    # Lets a move be added with the post that carried it before that post has an id: the
-    # post, the moves and the bot's reply are written in one flush (app/gm/pipeline.save).
-    post: Mapped[Post | None] = relationship()
-
 
 class SealedCommand(Base):
     """A private submission: its author and the GM see it until the game reveals it."""
@@ -355,9 +351,6 @@ class Delivery(Base):
     response_status: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     delivered_at: Mapped[datetime | None] = mapped_column(default=None)
-
-    # Lets a delivery be added with its notification before that has an id (one flush).
-    notification: Mapped[Notification] = relationship()
 
 
 from sqlalchemy import BigInteger  # noqa: E402  (appended with RateLimit; may join the imports above)

@@ -604,8 +604,10 @@ def save(
     sealed_id: int | None,
 ) -> None:
     """Write what ``work`` did: moves, adjustments, log, seats and the game row, and the
-    notifications. Nothing is flushed here unless notifications need their ids: the caller's
-    commit writes the post, the moves, the game and the bot's reply together."""
+    notifications. The moves, the game row and the notifications are written at once by Core
+    statements built once (the post path's unit-of-work flush cost more than everything else
+    a post did, docs/benchmarks.md); what else changed (seats, adjustments, the log, undone
+    moves) goes through the session as usual."""
     game, impl, now = sub.game, sub.impl, sub.now
     post_number = post.number if post is not None else None
     waiting_before = notify.waiting_seats(impl, game, game.state)
@@ -679,8 +681,8 @@ def save(
                 created_at=now,
             )
         )
-    # The new row, set on ``game`` as its loaded value and written by one Core UPDATE
-    # (``_write_game_row``): a unit-of-work flush of the game cost more than the rest.
+    # The new row, set on ``game`` as its loaded value (so the session has nothing to flush
+    # for it) and written by one Core UPDATE.
     if work.status != "active" or work.deadline_hours is None:
         deadline_at = None
     elif work.deadline_reset or work.deadline_at is None:

@@ -193,7 +193,7 @@ def submit_post(
         pipeline.save(session, sub, work, post=post, sealed_id=None)
         text = pipeline.success_text(session, sub, work)
         reply = _bot_post(session, game, text, secret, now, post.number, number=first + 1)
-    session.flush()  # the post, its moves, the game and the reply: one flush
+    session.flush()  # what went through the session (seats, adjustments, the log)
     return post, [reply]
 
 

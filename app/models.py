@@ -141,7 +141,9 @@ class Post(Base):
     # For the bot's replies: the post answered, and whether its commands were applied.
     reply_to: Mapped[int | None] = mapped_column(Integer, default=None)
     reply_ok: Mapped[bool | None] = mapped_column(Boolean, default=None)
-    reply_error: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    reply_error: Mapped[dict[str, Any] | None] = mapped_column(
+        JSON(none_as_null=True), default=None
+    )
     # あぼーん: hidden by an admin or the game's GM; the body is kept for admins.
     hidden_at: Mapped[datetime | None] = mapped_column(default=None)
     hidden_by: Mapped[str | None] = mapped_column(String(32), default=None)
@@ -163,8 +165,8 @@ class Game(Base):
     gm_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     seed: Mapped[str] = mapped_column(String(64))
     options: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    state: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
-    result: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    state: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), default=None)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), default=None)
     version: Mapped[int] = mapped_column(Integer, default=0)
     # The seq of the game's last move (0: none yet); the next move takes last_seq + 1.
     last_seq: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
@@ -175,7 +177,9 @@ class Game(Base):
     deadline_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
     turn_key: Mapped[str | None] = mapped_column(String(64), default=None)
     # The names the game was dealt with at START: replay starts from these, whatever REPLACE did.
-    players_at_start: Mapped[list[str] | None] = mapped_column(JSON, default=None)
+    players_at_start: Mapped[list[str] | None] = mapped_column(
+        JSON(none_as_null=True), default=None
+    )
     # Set once the "deadline in 6 hours" notice went out for the current deadline.
     deadline_warned: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -248,7 +252,7 @@ class SealedCommand(Base):
     body: Mapped[str] = mapped_column(Text)
     reply: Mapped[str] = mapped_column(Text, default="")
     ok: Mapped[bool] = mapped_column(Boolean, default=False)
-    error: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

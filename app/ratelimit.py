@@ -21,15 +21,16 @@ import functools
 import hashlib
 import ipaddress
 import json
+import logging
 import math
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from fastapi import Request
-from sqlalchemy import ColumnElement, Table, bindparam, delete, literal_column, update
+from sqlalchemy import ColumnElement, Table, bindparam, delete, literal_column, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -39,6 +40,7 @@ from app.config import Settings
 from app.errors import ServiceError
 from app.models import RateLimit, User
 
+log = logging.getLogger("bbsgm.ratelimit")
 MINUTE = 60
 HOUR = 3600
 
@@ -68,6 +70,11 @@ class Rule:
 
 _COUNTERS: Table = RateLimit.__table__  # type: ignore[assignment]
 _EXPIRED = delete(_COUNTERS).where(_COUNTERS.c.expires_at < bindparam("now"))
+# The counters of some keys from a window on (a read: ``_refuse_if_full``).
+_RECENT = select(_COUNTERS.c.key, _COUNTERS.c.window_start, _COUNTERS.c.hits).where(
+    _COUNTERS.c.key.in_(bindparam("keys", expanding=True)),
+    _COUNTERS.c.window_start >= bindparam("since"),
+)
 
 
 @functools.cache
@@ -225,8 +232,11 @@ def _count_or_refuse(
         if commit:
             session.commit()
         return
+    _refuse(session, request, *refused)
+
+
+def _refuse(session: Session, request: Request, rule: Rule, wait: int) -> NoReturn:
     session.rollback()  # nothing is counted for a refused attempt (nor anything else done)
-    rule, wait = refused
     request.state.retry_after = wait
     per = {MINUTE: "1分間", HOUR: "1時間"}.get(rule.window, f"{rule.window}秒間")
     raise RateLimited(
@@ -244,24 +254,69 @@ def check_post(session: Session, request: Request, user: User) -> None:
 @contextlib.contextmanager
 def counting_post(session: Session, request: Request, user: User) -> Iterator[None]:
     """``check_post`` for the busiest route, without a transaction of its own: the attempt is
-    counted at the end of the post's transaction, so a post costs one commit, not two.
+    counted inside the post's transaction, so a post costs one commit, not two.
 
-    - The post succeeded: the counters are written last, just before the caller commits (on
-      PostgreSQL their rows are then held for a moment only). A full counter rolls the post
-      back and answers 429: a refused attempt counts for nothing, as in ``enforce``.
-    - The post was refused (a ServiceError, 4xx): its transaction is rolled back and the
-      attempt is counted in a short one of its own — 429 instead, if that is full.
+    - SQLite runs one transaction at a time anyway: the attempt is counted first, and a full
+      counter answers 429 before any work (nothing counted, as in ``enforce``).
+    - PostgreSQL: counting first would hold the counter rows — one per client address — for
+      the whole post, and posts from one address would queue on them. A read of the counters
+      turns a client that is already full away before any work; the attempt is counted at
+      the end, just before the caller commits, so the rows are held for the commit only. A
+      counter that filled up meanwhile rolls the post back and answers 429.
+    - The post failed (a 4xx, or anything else): its transaction is rolled back and the attempt
+      is counted in a short one of its own — answered 429 instead, if that is full.
     """
     rules = _post_rules(request, user)
+    counted_first = session.get_bind().dialect.name != "postgresql"
+    if counted_first:
+        _count_or_refuse(session, request, rules, commit=False)
+    else:
+        _refuse_if_full(session, request, rules)
     try:
         yield
     except RateLimited:
         raise
-    except ServiceError:
+    except Exception:
         session.rollback()
-        enforce(session, request, rules)
+        try:
+            enforce(session, request, rules)
+        except RateLimited:
+            raise
+        except Exception:  # the post's own error is the one to answer with
+            log.warning("could not count a failed post", exc_info=True)
         raise
-    _count_or_refuse(session, request, rules, commit=False)
+    if not counted_first:
+        _count_or_refuse(session, request, rules, commit=False)
+
+
+def _refuse_if_full(
+    session: Session, request: Request, rules: Sequence[Rule], now: float | None = None
+) -> None:
+    """Raise RateLimited if one more attempt would not fit, counting nothing: a read."""
+    active = sorted((r for r in rules if r.limit > 0), key=lambda r: r.key)
+    if not active or not _settings(request).rate_limits:
+        return
+    now = time.time() if now is None else now
+    starts = {rule.key: int(now // rule.window) * rule.window for rule in active}
+    since = min(starts[rule.key] - rule.window for rule in active)
+    hits = {
+        (key, start): count
+        for key, start, count in session.connection().execute(
+            _RECENT, {"keys": list(starts), "since": since}
+        )
+    }
+    for rule in active:
+        start = starts[rule.key]
+        current = hits.get((rule.key, start), 0)
+        earlier = hits.get((rule.key, start - rule.window), 0)
+        elapsed = now - start
+        if earlier * (rule.window - elapsed) / rule.window + current + 1 > rule.limit:
+            _refuse(
+                session,
+                request,
+                rule,
+                retry_after(earlier, current, rule.limit, rule.window, elapsed),
+            )
 
 
 def _post_rules(request: Request, user: User) -> list[Rule]:

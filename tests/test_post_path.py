@@ -11,10 +11,13 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import default
+from sqlalchemy.orm import Session
 
 from app.db import Database
+from app.forum import service as forum
+from app.models import User
 from app.ratelimit import Rule, count
 from tests.conftest import ApiUser, api_user
 from tests.test_gm_http import pick
@@ -70,3 +73,53 @@ def test_rate_limit_counting_compiles_nothing_afresh(
             session.rollback()
     assert len(executed) >= 6
     assert [s for s, verdict in executed if verdict in UNCACHED] == []
+
+
+def test_nothing_is_stored_as_json_null(client: httpx.Client, database: Database) -> None:
+    """Columns written by Core statements keep SQL NULL for "nothing" (a recruiting game has
+    no result; a talk post no reply error), as rows written by the session do."""
+    master, player = api_user(client), api_user(client)
+    game = master.post("/api/games", {"kind": "eitsuku", "title": "null"}).json()
+    assert (
+        player.post(f"/api/threads/{game['thread_id']}/posts", {"body": "JOIN"}).status_code == 201
+    )
+    with database.engine.connect() as conn:
+        row = conn.execute(
+            text("SELECT result IS NULL, players_at_start IS NULL FROM games WHERE id = :id"),
+            {"id": game["id"]},
+        ).one()
+        assert tuple(row) == (True, True)
+        errors = conn.execute(
+            text("SELECT count(*) FROM posts WHERE thread_id = :t AND reply_error IS NOT NULL"),
+            {"t": game["thread_id"]},
+        ).scalar_one()
+        assert errors == 0
+
+
+def test_a_rolled_back_post_leaves_the_session(session: Session, user: User) -> None:
+    """Posts are written by Core and attached as loaded rows; a rollback must drop them, as it
+    drops objects the session was to insert, so a later post in the same session is fine."""
+    board = forum.list_boards(session)[0]
+    thread, _ = forum.create_thread(session, board, user, "巻き戻し", "1", "s")
+    session.commit()
+    gone = forum.add_post(
+        session,
+        thread.id,
+        author=user,
+        author_name=user.name,
+        body="消える",
+        kind="talk",
+        secret="s",
+    )
+    session.rollback()
+    assert gone not in session
+    kept = forum.add_post(
+        session, thread.id, author=user, author_name=user.name, body="残る", kind="talk", secret="s"
+    )
+    session.commit()
+    assert kept.number == 2 and kept.body == "残る"
+
+
+def test_a_post_without_a_token_is_401_before_its_body_is_read(client: httpx.Client) -> None:
+    reply = client.post("/api/threads/1/posts", json={"nobody": 1})
+    assert reply.status_code == 401, reply.text

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Table, bindparam, func, insert, select, update
+from sqlalchemy import Table, bindparam, event, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.orm.attributes import set_committed_value
@@ -227,11 +227,28 @@ def add_post(
     post = Post(id=key[0], **values)
     make_transient_to_detached(post)  # as if loaded: no INSERT at the next flush
     session.add(post)
+    session.info.setdefault(_WRITTEN, []).append(post)
     live.touched(session, thread_id)
     return post
 
 
 _INSERT_POST = insert(_POSTS)
+_WRITTEN = "bbsgm_posts_written"
+
+
+@event.listens_for(Session, "after_rollback")
+def _forget_rolled_back_posts(session: Session) -> None:
+    """A post written by ``add_post`` is attached as a loaded row, so a rollback would keep it
+    in the session (expired, its row gone) where a new post could then take its id. Drop it,
+    as the session drops objects it was to insert."""
+    for post in session.info.pop(_WRITTEN, []):
+        if post in session:
+            session.expunge(post)
+
+
+@event.listens_for(Session, "after_commit")
+def _keep_committed_posts(session: Session) -> None:
+    session.info.pop(_WRITTEN, None)
 
 
 def create_thread(

@@ -94,6 +94,15 @@ def bearer_user(request: Request, session: SessionDep) -> User | None:
     return accounts.user_for_token(session, token.strip(), "api")
 
 
+async def require_bearer_header(request: Request) -> None:
+    """401 for a request without a bearer token, before its body is validated — what the
+    routes that look the token up in a dependency answer. For routes that look it up in
+    their own worker thread (the post route); reads no database."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("ログインが必要です（Authorization: Bearer <token>）。")
+
+
 def require_bearer_user(request: Request, session: SessionDep) -> User:
     user = bearer_user(request, session)
     if user is None:

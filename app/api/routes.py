@@ -40,8 +40,7 @@ def login(body: schemas.Credentials, request: Request, session: SessionDep) -> s
 
 @router.post("/logout", status_code=204)
 def logout(request: Request, session: SessionDep, _user: ApiUser) -> Response:
-    token = request.headers.get("authorization", "").partition(" ")[2].strip()
-    accounts.revoke_token(session, token)
+    accounts.revoke_token(session, deps.bearer_token(request) or "")
     session.commit()
     return Response(status_code=204)
 

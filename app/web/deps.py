@@ -86,27 +86,34 @@ def cookie_user(request: Request, session: SessionDep) -> User | None:
     return accounts.user_for_token(session, token, "session") if token else None
 
 
-def bearer_user(request: Request, session: SessionDep) -> User | None:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
+LOGIN_NEEDED = "ログインが必要です（Authorization: Bearer <token>）。"
+
+
+def bearer_token(request: Request) -> str | None:
+    """The token of an ``Authorization: Bearer …`` header, or None."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
-    return accounts.user_for_token(session, token.strip(), "api")
+    return token.strip()
+
+
+def bearer_user(request: Request, session: SessionDep) -> User | None:
+    token = bearer_token(request)
+    return accounts.user_for_token(session, token, "api") if token is not None else None
 
 
 async def require_bearer_header(request: Request) -> None:
     """401 for a request without a bearer token, before its body is validated — what the
     routes that look the token up in a dependency answer. For routes that look it up in
     their own worker thread (the post route); reads no database."""
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthorized("ログインが必要です（Authorization: Bearer <token>）。")
+    if bearer_token(request) is None:
+        raise Unauthorized(LOGIN_NEEDED)
 
 
 def require_bearer_user(request: Request, session: SessionDep) -> User:
     user = bearer_user(request, session)
     if user is None:
-        raise Unauthorized("ログインが必要です（Authorization: Bearer <token>）。")
+        raise Unauthorized(LOGIN_NEEDED)
     return user
 
 

@@ -45,6 +45,17 @@ def test_login_200_token_and_401_wrong(client: httpx.Client, alice: ApiUser) -> 
     assert bad.status_code == 401 and bad.json()["detail"]
 
 
+def test_logout_revokes_the_token_it_was_sent_with(client: httpx.Client) -> None:
+    user = api_user(client)
+    other = client.post("/api/login", json={"name": user.name, "password": "password123"}).json()[
+        "token"
+    ]
+    assert client.post("/api/logout", headers=user.headers).status_code == 204
+    assert user.get("/api/me").status_code == 401
+    still = client.get("/api/me", headers={"Authorization": f"Bearer {other}"})
+    assert still.status_code == 200 and still.json()["name"] == user.name
+
+
 def test_boards_list_shape(client: httpx.Client) -> None:
     boards = client.get("/api/boards").json()
     by_slug = {b["slug"]: b for b in boards}

@@ -9,8 +9,8 @@ the app adds ``Retry-After`` to the answer (``retry_after_header`` in app/main.p
 
 Counters run in their own short transaction, committed before the action itself, so an attempt
 that then fails (a wrong password, an invalid body) still counts. The API's post route, the
-busiest, counts at the end of the post's own transaction instead (``counting_post``), and in a
-transaction of its own only when the post is refused: the same counts, one commit less.
+busiest, counts inside the post's own transaction instead (``counting_post``), and in a
+transaction of its own only when the post fails: the same counts, one commit less.
 """
 
 from __future__ import annotations
@@ -127,12 +127,19 @@ def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, in
         # A key's first attempt in a window: a good moment to drop every counter that expired.
         connection.execute(_EXPIRED, {"now": int(now)})
     for rule in rules:
-        earlier = previous[rule.key]
-        elapsed = now - starts[rule.key]
-        if earlier * (rule.window - elapsed) / rule.window + current[rule.key] > rule.limit:
-            wait = retry_after(earlier, current[rule.key] - 1, rule.limit, rule.window, elapsed)
+        wait = _wait_if_over(rule, previous[rule.key], current[rule.key], now - starts[rule.key])
+        if wait is not None:
             return rule, wait
     return None
+
+
+def _wait_if_over(rule: Rule, earlier: int, current: int, elapsed: float) -> int | None:
+    """The sliding-window estimate, ``elapsed`` seconds into the current window, with
+    ``current`` attempts in it (this one included) and ``earlier`` in the window before: None
+    if it is within the limit, else the seconds until this attempt would fit."""
+    if earlier * (rule.window - elapsed) / rule.window + current <= rule.limit:
+        return None
+    return retry_after(earlier, current - 1, rule.limit, rule.window, elapsed)
 
 
 def hit(session: Session, key: str, limit: int, window: int, now: float) -> int | None:
@@ -223,11 +230,10 @@ def _count_or_refuse(
     commit: bool,
     now: float | None = None,
 ) -> None:
-    active = sorted((r for r in rules if r.limit > 0), key=lambda r: r.key)
-    if not active or not _settings(request).rate_limits:
+    active = _active(request, rules)
+    if not active:
         return
-    now = time.time() if now is None else now
-    refused = count(session, active, now)
+    refused = count(session, active, time.time() if now is None else now)
     if refused is None:
         if commit:
             session.commit()
@@ -293,8 +299,8 @@ def _refuse_if_full(
     session: Session, request: Request, rules: Sequence[Rule], now: float | None = None
 ) -> None:
     """Raise RateLimited if one more attempt would not fit, counting nothing: a read."""
-    active = sorted((r for r in rules if r.limit > 0), key=lambda r: r.key)
-    if not active or not _settings(request).rate_limits:
+    active = _active(request, rules)
+    if not active:
         return
     now = time.time() if now is None else now
     starts = {rule.key: int(now // rule.window) * rule.window for rule in active}
@@ -309,14 +315,16 @@ def _refuse_if_full(
         start = starts[rule.key]
         current = hits.get((rule.key, start), 0)
         earlier = hits.get((rule.key, start - rule.window), 0)
-        elapsed = now - start
-        if earlier * (rule.window - elapsed) / rule.window + current + 1 > rule.limit:
-            _refuse(
-                session,
-                request,
-                rule,
-                retry_after(earlier, current, rule.limit, rule.window, elapsed),
-            )
+        wait = _wait_if_over(rule, earlier, current + 1, now - start)  # + this attempt
+        if wait is not None:
+            _refuse(session, request, rule, wait)
+
+
+def _active(request: Request, rules: Sequence[Rule]) -> list[Rule]:
+    """The rules that limit anything, in key order (none while rate limits are off)."""
+    if not _settings(request).rate_limits:
+        return []
+    return sorted((r for r in rules if r.limit > 0), key=lambda r: r.key)
 
 
 def _post_rules(request: Request, user: User) -> list[Rule]:

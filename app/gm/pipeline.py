@@ -713,9 +713,7 @@ def save(
     if game.status == "finished":
         row["result"] = final_result(session, game, impl)
         set_committed_value(game, "result", row["result"])
-    session.connection().execute(
-        _UPDATE_GAME, {"game_id": game.id, **{f"new_{k}": v for k, v in row.items()}}
-    )
+    session.connection().execute(_UPDATE_GAME, {"game_id": game.id, **row})
     notify.after_save(
         session,
         game,
@@ -730,27 +728,8 @@ def save(
 _MOVES: Table = Move.__table__  # type: ignore[assignment]
 _GAMES: Table = Game.__table__  # type: ignore[assignment]
 _INSERT_MOVE = insert(_MOVES)
-# What a submission changes in the game row (``save``); one Core UPDATE, built once.
-_GAME_FIELDS = (
-    "status",
-    "paused",
-    "state",
-    "result",
-    "version",
-    "last_seq",
-    "deadline_hours",
-    "deadline_at",
-    "deadline_warned",
-    "turn_key",
-    "players_at_start",
-    "started_at",
-    "finished_at",
-)
-_UPDATE_GAME = (
-    update(_GAMES)
-    .where(_GAMES.c.id == bindparam("game_id"))
-    .values({name: bindparam(f"new_{name}") for name in _GAME_FIELDS})
-)
+# The game row's UPDATE, built once; its SET clause is the columns ``save`` passes.
+_UPDATE_GAME = update(_GAMES).where(_GAMES.c.id == bindparam("game_id"))
 
 
 # --- text ----------------------------------------------------------------------------------

@@ -15,6 +15,18 @@ from app.models import Post, Thread, User
 SECRET = "s"
 
 
+def talk(session: Session, thread_id: int, user: User, body: str) -> Post:
+    return forum.add_post(
+        session,
+        thread_id,
+        author=user,
+        author_name=user.name,
+        body=body,
+        kind="talk",
+        secret=SECRET,
+    )
+
+
 def test_seeded_boards_lobby_and_chat(session: Session) -> None:
     slugs = [b.slug for b in forum.list_boards(session)]
     assert slugs[:2] == ["lobby", "chat"]
@@ -38,18 +50,7 @@ def test_thread_starts_with_post_1(session: Session, user: User) -> None:
 def test_post_numbers_are_consecutive(session: Session, user: User) -> None:
     board = forum.get_board(session, "lobby")
     thread, _ = forum.create_thread(session, board, user, "題", "本文", SECRET)
-    numbers = [
-        forum.add_post(
-            session,
-            thread.id,
-            author=user,
-            author_name=user.name,
-            body=f"{i}",
-            kind="talk",
-            secret=SECRET,
-        ).number
-        for i in range(5)
-    ]
+    numbers = [talk(session, thread.id, user, f"{i}").number for i in range(5)]
     assert numbers == [2, 3, 4, 5, 6]
     assert [p.number for p in forum.list_posts(session, thread, 3, 2)] == [4, 5]
 
@@ -92,15 +93,7 @@ def test_empty_post_refused_and_count_unchanged(session: Session, user: User) ->
     board = forum.get_board(session, "chat")
     thread, _ = forum.create_thread(session, board, user, "題", "本文", SECRET)
     with pytest.raises(Invalid):
-        forum.add_post(
-            session,
-            thread.id,
-            author=user,
-            author_name=user.name,
-            body="\n",
-            kind="talk",
-            secret=SECRET,
-        )
+        talk(session, thread.id, user, "\n")
     assert thread.post_count == 1
     assert (
         session.scalar(select(func.count()).select_from(Post).where(Post.thread_id == thread.id))
@@ -108,19 +101,25 @@ def test_empty_post_refused_and_count_unchanged(session: Session, user: User) ->
     )
 
 
+def test_a_rolled_back_post_leaves_the_session(session: Session, user: User) -> None:
+    """Posts are written by Core and attached as loaded rows; a rollback must drop them, as it
+    drops objects the session was to insert, so a later post in the same session is fine."""
+    board = forum.list_boards(session)[0]
+    thread, _ = forum.create_thread(session, board, user, "巻き戻し", "1", SECRET)
+    session.commit()
+    gone = talk(session, thread.id, user, "消える")
+    session.rollback()
+    assert gone not in session
+    kept = talk(session, thread.id, user, "残る")
+    session.commit()
+    assert kept.number == 2 and kept.body == "残る"
+
+
 def test_threads_ordered_by_last_post(session: Session, user: User) -> None:
     board = forum.get_board(session, "lobby")
     older, _ = forum.create_thread(session, board, user, "古い", "本文", SECRET)
     newer, _ = forum.create_thread(session, board, user, "新しい", "本文", SECRET)
-    forum.add_post(
-        session,
-        older.id,
-        author=user,
-        author_name=user.name,
-        body="age",
-        kind="talk",
-        secret=SECRET,
-    )
+    talk(session, older.id, user, "age")
     threads, _page = forum.list_threads(session, board, 1, 500)
     ids = [t.id for t in threads]
     assert ids.index(older.id) < ids.index(newer.id)

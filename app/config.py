@@ -27,6 +27,9 @@ class Settings(BaseSettings):
     posts_per_page: int = Field(default=100, ge=1, le=1000)
     # How often each server process checks turn deadlines (0: never; use `bbsgm tick`).
     tick_seconds: int = Field(default=30, ge=0, le=86_400)
+    # SQLite: how often each server process puts new posts into the search index (0: never;
+    # a search still indexes what is missing first). PostgreSQL indexes in the transaction.
+    search_index_seconds: float = Field(default=1.0, ge=0, le=3600)
     # Live threads re-read the database at least this often (covers writers that cannot
     # notify this process, e.g. `bbsgm tick` on SQLite).
     live_poll_seconds: float = Field(default=15.0, gt=0, le=86_400)

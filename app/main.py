@@ -19,6 +19,7 @@ from app import games, live
 from app.api.archive import router as archive_api_router
 from app.api.games import router as games_api_router
 from app.api.routes import router as api_router
+from app.archive.search import index_pending
 from app.config import Settings, get_settings
 from app.db import Database
 from app.delivery import deliver_due
@@ -62,6 +63,9 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
             runners.append(asyncio.create_task(deadline_runner(app, settings.tick_seconds)))
         if settings.deliver_seconds > 0:
             runners.append(asyncio.create_task(delivery_runner(app, settings.deliver_seconds)))
+        if engine.dialect.name == "sqlite" and settings.search_index_seconds > 0:
+            every = settings.search_index_seconds
+            runners.append(asyncio.create_task(index_runner(app, every)))
         yield
         for runner in runners:
             runner.cancel()
@@ -163,6 +167,16 @@ async def delivery_runner(app: FastAPI, every: int) -> None:
             await run_in_threadpool(deliver_due, app.state.database, app.state.settings)
         except Exception:
             log.exception("delivery run failed")
+
+
+async def index_runner(app: FastAPI, every: float) -> None:
+    """SQLite: new posts go into the search index here, not in their own transaction."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await run_in_threadpool(index_pending, app.state.database)
+        except Exception:
+            log.exception("search indexing failed")
 
 
 def error_page(request: Request, status: int, message: str) -> Response:

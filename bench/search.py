@@ -33,7 +33,7 @@ from sqlalchemy.orm import Session
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app import migrate
-from app.archive.search import MAX_HITS, search
+from app.archive.search import MAX_HITS, index_pending, search
 from app.config import Settings
 from app.db import Database
 from app.models import Board, Post, Thread, User
@@ -198,6 +198,7 @@ def run(name: str, database: Database) -> float:
     postgres = database.engine.dialect.name == "postgresql"
     began = time.perf_counter()
     fill(database)
+    index_pending(database)  # SQLite indexes new posts after their commit (a no-op on PostgreSQL)
     if postgres:
         with database.engine.connect() as conn:
             conn.execute(text("ANALYZE posts"))

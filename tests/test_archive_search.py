@@ -3,18 +3,22 @@ words through a trigram index, the short-query fallback, あぼーん and sealed
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
+import httpx
 import pytest
 from sqlalchemy import insert, text
 from sqlalchemy.orm import Session
 
 from app.archive import search as archive_search
 from app.archive.search import MAX_HITS, SHORT_SCAN_WINDOW, search
+from app.db import Database
 from app.errors import Invalid
 from app.forum import service as forum
 from app.models import Post, SealedCommand, Thread, User
 from app.moderation import set_hidden
+from tests.conftest import ApiUser
 from tests.test_archive_helpers import SECRET, make_user, play, unique_words
 
 
@@ -206,3 +210,124 @@ def test_the_search_uses_the_index(session: Session) -> None:
         ).all()
         details = " | ".join(str(row[0]) for row in plan)
         assert "fts_posts_body_trgm" in details, details
+
+
+# --- SQLite: posts are indexed after their commit (migration 0008_search_backlog) -----------
+
+
+def _indexed(session: Session, post_id: int) -> int:
+    """How many rows of the SQLite index hold this post."""
+    found = session.scalar(
+        text("SELECT count(*) FROM fts_posts WHERE rowid = :id"), {"id": post_id}
+    )
+    return int(found or 0)
+
+
+def _only_sqlite(session: Session) -> None:
+    if session.get_bind().dialect.name != "sqlite":
+        pytest.skip("PostgreSQL's trigram index is kept by the database, inside the transaction")
+
+
+def _talk(session: Session, thread: Thread, user: User, body: str) -> Post:
+    post = forum.add_post(
+        session,
+        thread.id,
+        author=user,
+        author_name=user.name,
+        body=body,
+        kind="talk",
+        secret=SECRET,
+    )
+    session.flush()
+    return post
+
+
+def test_a_post_is_indexed_after_its_transaction_and_a_search_finds_it_at_once(
+    session: Session,
+) -> None:
+    _only_sqlite(session)
+    user = make_user(session)
+    word = unique_words()
+    thread = new_thread(session, user, "スレ", "一つ目")
+    post = _talk(session, thread, user, f"あとで{word}")
+    assert _indexed(session, post.id) == 0  # the post's own transaction leaves the index alone
+    assert [h.number for h in search(session, word).posts] == [2]  # the search indexes first
+    assert _indexed(session, post.id) == 1
+    assert archive_search.index_backlog(session) == 0
+
+
+def test_the_indexer_works_in_batches_and_passes_hidden_posts_over(session: Session) -> None:
+    _only_sqlite(session)
+    user = make_user(session)
+    admin = make_user(session, "admin")
+    admin.is_admin = True
+    archive_search.index_backlog(session)  # whatever other tests left
+    word = unique_words()
+    thread = new_thread(session, user, "スレ", f"{word} 1")
+    posts = [_talk(session, thread, user, f"{word} {n}") for n in range(2, 6)]
+    set_hidden(session, thread.id, 3, admin, True)
+    assert archive_search.index_backlog(session, batch=3) == 3  # the thread's post, 2 and 3
+    assert archive_search.index_backlog(session, batch=3) == 2
+    assert archive_search.index_backlog(session, batch=3) == 0
+    assert [_indexed(session, p.id) for p in posts] == [1, 0, 1, 1]
+    assert [h.number for h in search(session, word).posts] == [5, 4, 2, 1]
+
+
+def test_a_post_hidden_and_shown_again_before_it_was_indexed_is_indexed_once(
+    session: Session,
+) -> None:
+    _only_sqlite(session)
+    user = make_user(session)
+    admin = make_user(session, "admin")
+    admin.is_admin = True
+    word = unique_words()
+    thread = new_thread(session, user, "スレ", "一つ目")
+    post = _talk(session, thread, user, f"消して戻す{word}")
+    set_hidden(session, thread.id, 2, admin, True)
+    set_hidden(session, thread.id, 2, admin, False)
+    assert _indexed(session, post.id) == 0  # not yet passed by the indexer: it adds the post
+    assert search(session, word).total == 1
+    assert _indexed(session, post.id) == 1
+    set_hidden(session, thread.id, 2, admin, True)  # once indexed, the trigger takes it out
+    assert _indexed(session, post.id) == 0
+    assert search(session, word).total == 0
+
+
+def test_a_post_passed_over_while_hidden_comes_back_when_shown(session: Session) -> None:
+    _only_sqlite(session)
+    user = make_user(session)
+    admin = make_user(session, "admin")
+    admin.is_admin = True
+    word = unique_words()
+    thread = new_thread(session, user, "スレ", "一つ目")
+    post = _talk(session, thread, user, f"戻る{word}")
+    set_hidden(session, thread.id, 2, admin, True)
+    assert search(session, word).total == 0  # the indexer has passed it over now
+    assert _indexed(session, post.id) == 0
+    set_hidden(session, thread.id, 2, admin, False)
+    assert _indexed(session, post.id) == 1
+    assert search(session, word).total == 1
+
+
+def test_the_server_indexes_new_posts_in_the_background(
+    client: httpx.Client, alice: ApiUser, database: Database
+) -> None:
+    """SQLite: without any search, a running server puts a new post into the index within
+    moments (BBSGM_SEARCH_INDEX_SECONDS, 1 s by default)."""
+    if database.engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL's trigram index is kept by the database, inside the transaction")
+    word = unique_words(8)
+    made = alice.post("/api/boards/chat/threads", {"title": "背景", "body": f"裏で{word}"})
+    assert made.status_code == 201, made.text
+    match = {"m": f'"{word}"'}
+    deadline = time.monotonic() + 60
+    while True:
+        with database.session() as session:
+            found = session.scalar(
+                text("SELECT count(*) FROM fts_posts WHERE fts_posts MATCH :m"), match
+            )
+        if found:
+            break
+        assert time.monotonic() < deadline, "the background indexer never indexed the post"
+        time.sleep(0.05)
+    assert found == 1

@@ -3,11 +3,19 @@ the models exactly."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import text
+from sqlalchemy.orm import Session
 
+from app import accounts, migrate
 from app.archive.search import is_search_object
+from app.config import Settings
 from app.db import Database
+from app.forum import service as forum
 from app.models import Base
 
 
@@ -22,3 +30,53 @@ def test_models_and_migrations_agree(database: Database) -> None:
         )
         diff = compare_metadata(context, Base.metadata)
     assert diff == []
+
+
+def test_search_backlog_migration_keeps_every_post_findable(tmp_path: Path) -> None:
+    """0008_search_backlog (SQLite): the posts indexed by the old insert trigger count as
+    indexed; going back indexes what the indexer had not reached and restores the trigger."""
+    url = f"sqlite:///{tmp_path / 'backlog.db'}"
+    settings = Settings(database_url=url, secret_key="k", tick_seconds=0, deliver_seconds=0)
+    database = Database(url)
+    try:
+        migrate.upgrade(settings, database.engine, "0007_last_seq")
+        with database.session() as session:
+            forum.ensure_boards(session)
+            user = accounts.register(session, "migrator", "password123")
+            board = forum.get_board(session, "chat")
+            thread, first = forum.create_thread(session, board, user, "題", "旧索引", "s")
+            session.commit()
+        migrate.upgrade(settings, database.engine)
+        with database.session() as session:
+            assert session.scalar(text("SELECT last_id FROM fts_posts_done")) == first.id
+            later = forum.add_post(
+                session,
+                thread.id,
+                author=user,
+                author_name=user.name,
+                body="新索引",
+                kind="talk",
+                secret="s",
+            )
+            session.commit()
+            assert _fts_ids(session) == [first.id]
+        command.downgrade(migrate.alembic_config(settings, database.engine), "0007_last_seq")
+        with database.session() as session:
+            assert _fts_ids(session) == [first.id, later.id]
+            newest = forum.add_post(
+                session,
+                thread.id,
+                author=user,
+                author_name=user.name,
+                body="三つ目",
+                kind="talk",
+                secret="s",
+            )
+            session.commit()
+            assert _fts_ids(session) == [first.id, later.id, newest.id]  # the trigger again
+    finally:
+        database.dispose()
+
+
+def _fts_ids(session: Session) -> list[int]:
+    return list(session.scalars(text("SELECT rowid FROM fts_posts ORDER BY rowid")))

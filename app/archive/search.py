@@ -4,8 +4,11 @@ The index is made of trigrams (every run of three characters), so any substring 
 more characters is found without scanning the posts:
 
 - SQLite: FTS5 tables ``fts_posts`` (rowid = posts.id) and ``fts_threads`` (rowid =
-  threads.id) with ``tokenize='trigram'``, kept in step with the tables by triggers
-  (migration 0004_search). Hidden posts (あぼーん) are taken out of the index.
+  threads.id) with ``tokenize='trigram'``. Titles, and changes to posts (hidden, shown
+  again), are kept in step by triggers (migrations 0004_search, 0008_search_backlog); new
+  posts are indexed after their commit, in batches, by ``index_backlog`` — run in the
+  background by the server and first thing by every search, so a search finds every post
+  committed before it. Hidden posts (あぼーん) are kept out of the index.
 - PostgreSQL: ``pg_trgm`` GIN indexes on ``posts.body`` (partial: ``hidden_at IS NULL``) and
   ``threads.title``, used by ``ILIKE '%term%'``.
 
@@ -29,6 +32,7 @@ from markupsafe import Markup, escape
 from sqlalchemy import ColumnElement, Select, func, or_, select, text
 from sqlalchemy.orm import Session
 
+from app.db import Database
 from app.errors import Invalid
 from app.forum.service import Page, page_of
 from app.models import Board, Post, Thread
@@ -47,6 +51,53 @@ def is_search_object(name: str | None) -> bool:
     """The search index's own tables, triggers and indexes (not in the models; migrations/env.py
     and tests/test_migrations.py leave them out of the model comparison)."""
     return bool(name) and str(name).startswith(SEARCH_OBJECT_PREFIX)
+
+
+# --- indexing (SQLite) ----------------------------------------------------------------------
+
+INDEX_BATCH = 1000  # posts a background transaction indexes at most (the write lock is shared)
+
+_INDEXED_UP_TO = text("SELECT last_id FROM fts_posts_done")
+_NEXT_BATCH = text(
+    "SELECT count(*), max(id) FROM (SELECT id FROM posts WHERE id > :last ORDER BY id LIMIT :n)"
+)
+_INDEX_RANGE = text(
+    "INSERT INTO fts_posts(rowid, body) SELECT id, body FROM posts "
+    "WHERE id > :last AND id <= :upto AND hidden_at IS NULL"
+)
+_MARK_INDEXED = text("UPDATE fts_posts_done SET last_id = :upto")
+
+
+def index_backlog(session: Session, batch: int = 2**62) -> int:
+    """SQLite: puts up to ``batch`` posts committed since the last run into ``fts_posts``
+    (hidden ones are passed over: the update trigger adds a post when it is shown again).
+    Returns how many posts it passed; the caller commits. Nothing to do on PostgreSQL.
+
+    A post's own transaction does not index it: tokenising it and writing a new FTS5 segment
+    at every commit cost about a fifth of a command post (docs/benchmarks.md), while one
+    segment for many posts costs little more than for one."""
+    if not _is_sqlite(session):
+        return 0
+    last = session.scalar(_INDEXED_UP_TO)
+    count, upto = session.execute(_NEXT_BATCH, {"last": last, "n": batch}).one()
+    if not count:
+        return 0
+    session.execute(_INDEX_RANGE, {"last": last, "upto": upto})
+    session.execute(_MARK_INDEXED, {"upto": upto})
+    return int(count)
+
+
+def index_pending(database: Database) -> int:
+    """The server's background indexer: every post not yet indexed, a batch per transaction
+    so that posts are not kept waiting for the write lock. Returns how many it passed."""
+    total = 0
+    while True:
+        with database.session() as session:
+            done = index_backlog(session, INDEX_BATCH)
+            session.commit()
+        if not done:
+            return total
+        total += done
 
 
 @dataclass(frozen=True)
@@ -304,6 +355,8 @@ def search(
     terms = parse_query(query)
     if not terms:
         return SearchResult(query, [], [], [], page_of(0, per_page, 1), 0, "empty")
+    if index_backlog(session):  # every post committed before the search is found
+        session.commit()
     found = _post_page(session, terms, page, per_page)
     ids, current = found.ids, found.page
     rows = session.execute(

@@ -10,8 +10,14 @@ kicked so the bot ends its weeks, the first playing a script of legal lines reco
 the same seed, so every post is a command the bot applies (each answer is checked to be ok).
 The baseline is this file's `baseline_app` under uvicorn with the same worker count, the same
 engine settings (app.db) and the same number of requests from the same 16 clients.
-Prints throughput and p50/p99 latency of both, and last ``post_throughput_ratio <x>``:
-bbsgm's posts per second divided by the baseline's inserts per second.
+
+The two take turns: ROUNDS rounds of ROUND_SECONDS of bbsgm, each followed by the baseline
+answering as many requests from each client as bbsgm did in that round (each server started
+for its turn, the other one stopped). On a shared machine whose speed drifts by tens of per
+cent within minutes, a ratio of one long run of each mostly measured the drift
+(docs/benchmarks.md). Prints each round's ratio, the throughput and p50/p99 latency of both
+over all rounds, and last ``post_throughput_ratio <x>``: bbsgm's posts per second divided by
+the baseline's inserts per second, over all rounds.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +55,10 @@ from app.gm import service as gm
 from app.models import User
 
 CLIENTS = 16
-GAMES_EACH = 3
+GAMES_EACH = 6  # more than ROUNDS * ROUND_SECONDS of posting needs
 SEED = "b" * 64
-TIME_BUDGET = 15.0  # seconds of posting, at most
+ROUNDS = 3
+ROUND_SECONDS = 5.0  # of bbsgm posting per round
 
 
 def record_script(db: Database) -> list[str]:
@@ -99,33 +107,45 @@ def deal_games(db: Database, clients: int, games_each: int) -> list[list[tuple[i
     return plan
 
 
-async def run_bbsgm(
-    url: str, plan: list[list[tuple[int, str]]], script: list[str]
-) -> dict[str, Any]:
-    latencies: list[float] = []
-    stop_at = time.perf_counter() + TIME_BUDGET
+Feed = Iterator[tuple[int, str, str]]  # a client's posts to come: (thread id, token, line)
 
-    async def client(games: list[tuple[int, str]]) -> int:
+
+def feeds(plan: list[list[tuple[int, str]]], script: list[str]) -> list[Feed]:
+    """One feed per client: its games' script lines in order, resumed from round to round."""
+    return [
+        iter([(thread_id, token, line) for thread_id, token in games for line in script])
+        for games in plan
+    ]
+
+
+async def run_bbsgm(url: str, clients: list[Feed], seconds: float) -> dict[str, Any]:
+    """Each client posts its next lines for ``seconds`` (or until its feed runs out)."""
+    latencies: list[float] = []
+    stop_at = time.perf_counter() + seconds
+
+    async def client(feed: Feed) -> int:
         done = 0
         async with httpx.AsyncClient(base_url=url, timeout=120) as c:
-            for thread_id, token in games:
-                headers = {"Authorization": f"Bearer {token}"}
-                for line in script:
-                    if time.perf_counter() > stop_at:
-                        return done
-                    t0 = time.perf_counter()
-                    reply = await c.post(
-                        f"/api/threads/{thread_id}/posts", json={"body": line}, headers=headers
-                    )
-                    latencies.append(time.perf_counter() - t0)
-                    body = reply.json()
-                    if reply.status_code != 201 or not body["replies"][0]["ok"]:
-                        raise RuntimeError(f"{line}: {reply.status_code} {reply.text[:300]}")
-                    done += 1
+            while time.perf_counter() < stop_at:
+                item = next(feed, None)
+                if item is None:
+                    break
+                thread_id, token, line = item
+                t0 = time.perf_counter()
+                reply = await c.post(
+                    f"/api/threads/{thread_id}/posts",
+                    json={"body": line},
+                    headers={"Authorization": f"Bearer {token}"},
+                )
+                latencies.append(time.perf_counter() - t0)
+                body = reply.json()
+                if reply.status_code != 201 or not body["replies"][0]["ok"]:
+                    raise RuntimeError(f"{line}: {reply.status_code} {reply.text[:300]}")
+                done += 1
         return done
 
     start = time.perf_counter()
-    counts = await asyncio.gather(*(client(games) for games in plan))
+    counts = await asyncio.gather(*(client(feed) for feed in clients))
     elapsed = time.perf_counter() - start
     return {"requests": sum(counts), "counts": counts, "elapsed": elapsed, "lat": latencies}
 
@@ -144,6 +164,14 @@ async def run_baseline(url: str, counts: list[int]) -> dict[str, Any]:
     start = time.perf_counter()
     await asyncio.gather(*(client(n) for n in counts))
     return {"requests": sum(counts), "elapsed": time.perf_counter() - start, "lat": latencies}
+
+
+def combine(results: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "requests": sum(r["requests"] for r in results),
+        "elapsed": sum(r["elapsed"] for r in results),
+        "lat": [x for r in results for x in r["lat"]],
+    }
 
 
 class Row(BaseModel):
@@ -180,36 +208,50 @@ def report(name: str, result: dict[str, Any]) -> float:
     return rate
 
 
+def baseline_serve(url: str, workers: int) -> Server:
+    port = free_port()
+    env = {**os.environ, "BENCH_DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
+    args = [sys.executable, "-m", "uvicorn", "--factory", "bench.post_throughput:baseline_app"]
+    args += ["--port", str(port), "--workers", str(workers), "--log-level", "warning"]
+    bare = Server(args, env, port)
+    try:
+        bare.wait_ready("/docs")
+    except BaseException:
+        bare.stop()
+        raise
+    return bare
+
+
 def main() -> None:
     server_url = sys.argv[1] if len(sys.argv) > 1 else None
     workers = 2 if server_url else 1
     print(f"machine: {machine()}")
+    ours: list[dict[str, Any]] = []
+    base: list[dict[str, Any]] = []
     with scratch_database(server_url) as url:
         db = Database(url)
         print(
             f"database: {db.engine.dialect.name}, {workers} worker process(es), {CLIENTS} clients"
         )
         script = record_script(db)
-        plan = deal_games(db, CLIENTS, GAMES_EACH)
+        clients = feeds(deal_games(db, CLIENTS, GAMES_EACH), script)
         db.dispose()
         print(f"script: {len(script)} lines a game, up to {GAMES_EACH} games a client")
-        server = bbsgm_serve(url, workers)
-        try:
-            ours = asyncio.run(run_bbsgm(server.url, plan, script))
-        finally:
-            server.stop()
-        port = free_port()
-        env = {**os.environ, "BENCH_DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
-        args = [sys.executable, "-m", "uvicorn", "--factory", "bench.post_throughput:baseline_app"]
-        args += ["--port", str(port), "--workers", str(workers), "--log-level", "warning"]
-        bare = Server(args, env, port)
-        try:
-            bare.wait_ready("/docs")
-            base = asyncio.run(run_baseline(bare.url, ours["counts"]))
-        finally:
-            bare.stop()
-    ours_rate = report("bbsgm", ours)
-    base_rate = report("baseline", base)
+        for number in range(1, ROUNDS + 1):
+            server = bbsgm_serve(url, workers)
+            try:
+                ours.append(asyncio.run(run_bbsgm(server.url, clients, ROUND_SECONDS)))
+            finally:
+                server.stop()
+            bare = baseline_serve(url, workers)
+            try:
+                base.append(asyncio.run(run_baseline(bare.url, ours[-1]["counts"])))
+            finally:
+                bare.stop()
+            mine, bare_rate = (r["requests"] / r["elapsed"] for r in (ours[-1], base[-1]))
+            print(f"round {number}: {mine:.1f}/s against {bare_rate:.1f}/s, {mine / bare_rate:.3f}")
+    ours_rate = report("bbsgm", combine(ours))
+    base_rate = report("baseline", combine(base))
     print(f"post_throughput_ratio {ours_rate / base_rate:.3f}")
 
 

@@ -23,11 +23,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import bbsgm_serve, machine, scratch_database
-from post_throughput import CLIENTS, GAMES_EACH, deal_games, record_script, run_bbsgm
+from post_throughput import CLIENTS, GAMES_EACH, deal_games, feeds, record_script, run_bbsgm
 
 from app.db import Database
 
 TOP = 30
+PROFILE_SECONDS = 15.0
 
 
 def frame_name(frame: str) -> str:
@@ -98,7 +99,7 @@ def main() -> None:
             spy.append("--gil")
         sampler = subprocess.Popen(spy, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            result = asyncio.run(run_bbsgm(server.url, plan, script))
+            result = asyncio.run(run_bbsgm(server.url, feeds(plan, script), PROFILE_SECONDS))
         finally:
             sampler.send_signal(2)  # SIGINT: py-spy writes what it has
             sampler.wait(timeout=60)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -138,3 +138,95 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+class Prepared:
+    """A Core statement of the post path, compiled by SQLAlchemy once per dialect (and per set
+    of parameter names: an INSERT or UPDATE without ``.values()`` writes the columns it is
+    given), then run on the session's own DBAPI connection, in its transaction.
+
+    ``Connection.execute`` costs about 100 µs a statement in Python on top of what the driver
+    does (the execution context, parameter processing, events, the result object) — several
+    times the statement itself, and a post runs seven of these (docs/benchmarks.md). Here the
+    parameters go through the types' own bind processors (a datetime becomes SQLite's text, a
+    dict JSON) and straight to the driver's cursor. What this does not do, so statements run
+    this way must not need it: Python-side column defaults (give every column), result
+    processing (read back only integers and text), SQLAlchemy's execution events, and the
+    wrapping of driver errors in ``sqlalchemy.exc``.
+    """
+
+    compilations = 0  # forms compiled so far, all statements (tests/test_post_path.py)
+
+    def __init__(self, statement: Any) -> None:
+        self.statement = statement
+        self._forms: dict[tuple[str, tuple[str, ...]], _Form] = {}
+
+    def _form(self, dialect: Any, names: tuple[str, ...]) -> _Form:
+        key = (dialect.name, names)
+        form = self._forms.get(key)
+        if form is None:
+            compiled = self.statement.compile(dialect=dialect, column_keys=list(names))
+            if getattr(compiled, "escaped_bind_names", None):
+                raise ValueError("Prepared takes plain parameter names only")
+            processors = {}
+            defaults = {}  # literals in the statement (``hits + 1``) are parameters too
+            for name, bind in compiled.binds.items():
+                process = bind.type.dialect_impl(dialect).bind_processor(dialect)
+                if process is not None:
+                    processors[name] = process
+                if not bind.required:
+                    defaults[name] = bind.effective_value
+            order = tuple(compiled.positiontup) if compiled.positional else None
+            form = _Form(compiled.string, order, processors, defaults, compiled.binds)
+            self._forms[key] = form
+            Prepared.compilations += 1
+        return form
+
+    def run(self, session: Session, params: dict[str, Any]) -> Any:
+        """Executes with ``params``; returns the DBAPI cursor (for RETURNING rows)."""
+        connection = session.connection()  # begins the session's transaction if need be
+        form = self._form(connection.dialect, tuple(params))
+        cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        cursor.execute(form.sql, form.arguments(params))
+        return cursor
+
+    def run_many(self, session: Session, rows: Sequence[dict[str, Any]]) -> None:
+        """Executes once per row (every row with the same keys); nothing is returned."""
+        connection = session.connection()
+        form = self._form(connection.dialect, tuple(rows[0]))
+        cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        cursor.executemany(form.sql, [form.arguments(row) for row in rows])
+
+
+class _Form:
+    __slots__ = ("defaults", "names", "order", "processors", "sql")
+
+    def __init__(
+        self,
+        sql: str,
+        order: tuple[str, ...] | None,
+        processors: dict[str, Any],
+        defaults: dict[str, Any],
+        names: Iterable[str],
+    ) -> None:
+        self.sql = sql
+        self.order = order
+        self.processors = processors
+        self.defaults = defaults
+        self.names = frozenset(names)
+
+    def arguments(self, params: dict[str, Any]) -> Any:
+        if self.defaults:
+            params = {**self.defaults, **params}
+        processors = self.processors
+        if processors:
+            params = {
+                name: processors[name](value) if name in processors else value
+                for name, value in params.items()
+            }
+        if self.order is None:  # named parameters (psycopg): the driver would name a missing one
+            missing = self.names - params.keys()
+            if missing:
+                raise KeyError(f"parameters not given: {sorted(missing)}")
+            return params
+        return tuple(params[name] for name in self.order)

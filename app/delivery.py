@@ -20,7 +20,7 @@ from sqlalchemy import Table, and_, bindparam, insert, or_, select
 from sqlalchemy.orm import Session
 
 from app.config import Settings
-from app.db import Database
+from app.db import Database, Prepared
 from app.errors import Invalid, NotFound
 from app.models import Delivery, Game, Move, Notification, User, Webhook, utcnow
 
@@ -132,7 +132,7 @@ def queue(session: Session, notifications: Sequence[tuple[int, int]], now: datet
             for channel, hook_id, target in targets
         )
     if rows:
-        connection.execute(_INSERT_DELIVERY, rows)
+        _INSERT_DELIVERY.run_many(session, rows)
 
 
 _USERS: Table = User.__table__  # type: ignore[assignment]
@@ -150,7 +150,7 @@ _SETTINGS = (
     .order_by(_USERS.c.id, _WEBHOOKS.c.id)
 )
 _DELIVERIES: Table = Delivery.__table__  # type: ignore[assignment]
-_INSERT_DELIVERY = insert(_DELIVERIES)
+_INSERT_DELIVERY = Prepared(insert(_DELIVERIES))
 
 
 def deliveries_for(session: Session, user: User, limit: int = 50) -> list[Delivery]:

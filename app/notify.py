@@ -9,6 +9,7 @@ from sqlalchemy import Table, insert, select
 from sqlalchemy.orm import Session
 
 from app import delivery
+from app.db import Prepared
 from app.games import find_game
 from app.games.base import Game as GameImpl
 from app.games.base import State
@@ -32,10 +33,10 @@ def add_all(
 ) -> None:
     """One notification per (user id, kind, text), and their deliveries: one look-up of the
     users' delivery settings, however many there are. Written at once by Core statements
-    built once (they ride on a move's transaction, where a flush was the costliest part)."""
+    built once and run as ``Prepared`` (they ride on a move's transaction, where a flush was
+    the costliest part)."""
     if not notices:
         return
-    connection = session.connection()
     written: list[tuple[int, int]] = []
     for user_id, kind, text in notices:
         row = {
@@ -46,14 +47,13 @@ def add_all(
             "url": f"/games/{game.id}",
             "created_at": now,
         }
-        key = connection.execute(_INSERT_NOTE, row).inserted_primary_key
-        assert key is not None
-        written.append((key[0], user_id))
+        (note_id,) = _INSERT_NOTE.run(session, row).fetchone()
+        written.append((note_id, user_id))
     delivery.queue(session, written, now)
 
 
 _NOTES: Table = Notification.__table__  # type: ignore[assignment]
-_INSERT_NOTE = insert(_NOTES)
+_INSERT_NOTE = Prepared(insert(_NOTES).returning(_NOTES.c.id))
 
 
 def after_save(

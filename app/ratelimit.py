@@ -37,6 +37,7 @@ from sqlalchemy.orm import Session
 
 from app import i18n
 from app.config import Settings
+from app.db import Prepared
 from app.errors import ServiceError
 from app.models import RateLimit, User
 
@@ -78,7 +79,7 @@ _RECENT = select(_COUNTERS.c.key, _COUNTERS.c.window_start, _COUNTERS.c.hits).wh
 
 
 @functools.cache
-def _upsert(dialect: str) -> Any:
+def _upsert(dialect: str) -> Prepared:
     """Count an attempt under one key, built once per dialect (SQLAlchemy caches its compiled
     form; it cannot cache a multi-row VALUES list, which would be compiled afresh for every
     request): the key's current counter goes up by one, or starts at 1, and RETURNING gives
@@ -97,10 +98,12 @@ def _upsert(dialect: str) -> Any:
     statement = insert(_COUNTERS).values(
         key=bindparam("key"), window_start=bindparam("start"), hits=1, expires_at=bindparam("ends")
     )
-    return statement.on_conflict_do_update(
-        index_elements=[_COUNTERS.c.key, _COUNTERS.c.window_start],
-        set_={"hits": _COUNTERS.c.hits + 1},
-    ).returning(_COUNTERS.c.hits, previous)
+    return Prepared(
+        statement.on_conflict_do_update(
+            index_elements=[_COUNTERS.c.key, _COUNTERS.c.window_start],
+            set_={"hits": _COUNTERS.c.hits + 1},
+        ).returning(_COUNTERS.c.hits, previous)
+    )
 
 
 def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, int] | None:
@@ -121,7 +124,7 @@ def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, in
     for rule in rules:
         start = starts[rule.key]
         params = {"key": rule.key, "start": start, "ends": start + 2 * rule.window}
-        hits, earlier = connection.execute(upsert, params).one()
+        hits, earlier = upsert.run(session, params).fetchone()
         current[rule.key], previous[rule.key] = hits, earlier or 0
     if 1 in current.values():
         # A key's first attempt in a window: a good moment to drop every counter that expired.

@@ -1,8 +1,9 @@
-"""The post path (docs/benchmarks.md, round 3). Its statements are built once: SQLAlchemy
+"""The post path (docs/benchmarks.md, rounds 3 and 4). Its statements are built once: SQLAlchemy
 caches a statement's compiled form only when it can make a cache key for it, and building a
 statement per request, or a multi-row VALUES list, costs more than running it — after a
-warm-up, no statement a command post runs may be one SQLAlchemy had to compile afresh. Its Core
-writes keep SQL NULL for "nothing", and its route answers 401 before reading a body."""
+warm-up, no statement a command post runs may be one SQLAlchemy had to compile afresh, nor
+may a `Prepared` statement compile a new form. Its Core writes keep SQL NULL for "nothing",
+and its route answers 401 before reading a body."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.engine import default
 
-from app.db import Database
+from app.db import Database, Prepared
 from app.ratelimit import Rule, count
 from tests.conftest import ApiUser, api_user
 from tests.test_gm_http import pick
@@ -54,22 +55,27 @@ def test_command_posts_compile_no_statement_afresh(
     for _ in range(3):  # warm-up: every statement of the path is compiled once here
         play(player, game["id"], thread_id)
     executed.clear()
+    compiled = Prepared.compilations
     for _ in range(6):
         play(player, game["id"], thread_id)
     assert executed, "the listener saw nothing"
     afresh = [statement for statement, verdict in executed if verdict in UNCACHED]
     assert afresh == []
+    assert Prepared.compilations == compiled
 
 
 def test_rate_limit_counting_compiles_nothing_afresh(
     database: Database, executed: list[tuple[str, Any]]
 ) -> None:
     rules = [Rule("post:user:cache", 5, 60, "x"), Rule("post:addr:cache", 5, 60, "y")]
+    compiled = []
     for _ in range(3):
         with database.session() as session:
             assert count(session, rules, time.time()) is None
             session.rollback()
-    assert len(executed) >= 6
+        compiled.append(Prepared.compilations)
+    assert compiled[1] == compiled[2]  # the upsert: compiled once, on the first round at most
+    assert executed, "the listener saw nothing"  # the expired counters' DELETE
     assert [s for s, verdict in executed if verdict in UNCACHED] == []
 
 

@@ -20,6 +20,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
 from app import live
+from app.db import Prepared
 from app.errors import Invalid, NotFound
 from app.models import Board, Post, Thread, ThreadRead, User, utcnow
 
@@ -151,7 +152,7 @@ _THREADS: Table = Thread.__table__  # type: ignore[assignment]
 _POSTS: Table = Post.__table__  # type: ignore[assignment]
 # Built once, as Core: an ORM-enabled UPDATE costs several times as much per call (measured in
 # docs/benchmarks.md), and the identity map is kept current by hand below.
-_TAKE_NUMBERS = (
+_TAKE_NUMBERS = Prepared(
     update(_THREADS)
     .where(_THREADS.c.id == bindparam("thread_id"))
     .values(post_count=_THREADS.c.post_count + bindparam("count"), last_post_at=bindparam("now"))
@@ -167,13 +168,12 @@ def reserve_numbers(session: Session, thread_id: int, count: int, now: datetime)
     statement a post spends on numbering. A post that will be answered by the bot takes two
     at once — its own and the reply's — so no other post falls between them.
     """
-    top = (
-        session.connection()
-        .execute(_TAKE_NUMBERS, {"thread_id": thread_id, "count": count, "now": now})
-        .scalar_one_or_none()
-    )
-    if top is None:
+    found = _TAKE_NUMBERS.run(
+        session, {"thread_id": thread_id, "count": count, "now": now}
+    ).fetchone()
+    if found is None:
         raise NotFound(f"スレッド {thread_id} はありません。")
+    top = found[0]
     loaded = session.identity_map.get(identity_key(Thread, thread_id))
     if isinstance(loaded, Thread):  # keep a thread already loaded in this session current
         set_committed_value(loaded, "post_count", top)
@@ -222,9 +222,8 @@ def add_post(
         "hidden_at": None,
         "hidden_by": None,
     }
-    key = session.connection().execute(_INSERT_POST, values).inserted_primary_key
-    assert key is not None
-    post = Post(id=key[0], **values)
+    (post_id,) = _INSERT_POST.run(session, values).fetchone()
+    post = Post(id=post_id, **values)
     make_transient_to_detached(post)  # as if loaded: no INSERT at the next flush
     session.add(post)
     session.info.setdefault(_WRITTEN, []).append(post)
@@ -232,7 +231,7 @@ def add_post(
     return post
 
 
-_INSERT_POST = insert(_POSTS)
+_INSERT_POST = Prepared(insert(_POSTS).returning(_POSTS.c.id))
 _WRITTEN = "bbsgm_posts_written"
 
 

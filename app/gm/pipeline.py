@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, lazyload
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app import notify
+from app.db import Prepared
 from app.forum.service import format_bbs_time
 from app.games import commands as platform
 from app.games.base import Actor, CommandSyntaxError, Rng, RuleError, State, normalise
@@ -657,7 +658,7 @@ def save(
             }
             for move in work.moves
         ]
-        session.connection().execute(_INSERT_MOVE, rows)
+        _INSERT_MOVE.run_many(session, rows)
     for adjusted, delta, reason in work.adjustments:
         session.add(
             Adjustment(
@@ -713,7 +714,7 @@ def save(
     if game.status == "finished":
         row["result"] = final_result(session, game, impl)
         set_committed_value(game, "result", row["result"])
-    session.connection().execute(_UPDATE_GAME, {"game_id": game.id, **row})
+    _UPDATE_GAME.run(session, {"game_id": game.id, **row})
     notify.after_save(
         session,
         game,
@@ -727,9 +728,9 @@ def save(
 
 _MOVES: Table = Move.__table__  # type: ignore[assignment]
 _GAMES: Table = Game.__table__  # type: ignore[assignment]
-_INSERT_MOVE = insert(_MOVES)
+_INSERT_MOVE = Prepared(insert(_MOVES))
 # The game row's UPDATE, built once; its SET clause is the columns ``save`` passes.
-_UPDATE_GAME = update(_GAMES).where(_GAMES.c.id == bindparam("game_id"))
+_UPDATE_GAME = Prepared(update(_GAMES).where(_GAMES.c.id == bindparam("game_id")))
 
 
 # --- text ----------------------------------------------------------------------------------

@@ -65,13 +65,15 @@ class Hub:
 HUB = Hub()
 
 
-def touched(session: Session, thread_id: int) -> None:
-    """Called by the forum for every post it adds: wake the thread's streams on commit."""
+def touched(session: Session, thread_id: int, *, notified: bool = False) -> None:
+    """Called by the forum for every post it adds: wake the thread's streams on commit.
+    ``notified``: the caller's own statement ran ``pg_notify`` for the thread already (the
+    numbering UPDATE does, on PostgreSQL)."""
     touched: set[int] = session.info.setdefault(_TOUCHED, set())
     if thread_id in touched:  # a post and the bot's reply: one wake-up is enough
         return
     touched.add(thread_id)
-    if session.get_bind().dialect.name == "postgresql":
+    if not notified and session.get_bind().dialect.name == "postgresql":
         session.execute(
             text("SELECT pg_notify(:channel, :payload)"),
             {"channel": CHANNEL, "payload": str(thread_id)},

@@ -79,11 +79,11 @@ _RECENT = select(_COUNTERS.c.key, _COUNTERS.c.window_start, _COUNTERS.c.hits).wh
 
 
 @functools.cache
-def _upsert(dialect: str) -> Prepared:
-    """Count an attempt under one key, built once per dialect (SQLAlchemy caches its compiled
-    form; it cannot cache a multi-row VALUES list, which would be compiled afresh for every
-    request): the key's current counter goes up by one, or starts at 1, and RETURNING gives
-    its hits and those of the window before it.
+def _upsert(dialect: str, keys: int) -> Prepared:
+    """Count an attempt under each of ``keys`` keys in one statement, built once per dialect
+    and number of keys: each key's current counter goes up by one, or starts at 1, and
+    RETURNING gives the key, its hits and those of the window before it. (Run as a
+    ``Prepared`` statement: SQLAlchemy's own cache cannot hold a multi-row VALUES list.)
 
     The window before is the key's row whose start and end add up to twice the current
     start (a counter lives two windows: ``expires_at = window_start + 2 * window``)."""
@@ -96,39 +96,52 @@ def _upsert(dialect: str) -> Prepared:
         " AND earlier.window_start + earlier.expires_at = 2 * rate_limits.window_start)"
     )
     statement = insert(_COUNTERS).values(
-        key=bindparam("key"), window_start=bindparam("start"), hits=1, expires_at=bindparam("ends")
+        [
+            {
+                "key": bindparam(f"key_{n}"),
+                "window_start": bindparam(f"start_{n}"),
+                "hits": 1,
+                "expires_at": bindparam(f"ends_{n}"),
+            }
+            for n in range(keys)
+        ]
     )
     return Prepared(
         statement.on_conflict_do_update(
             index_elements=[_COUNTERS.c.key, _COUNTERS.c.window_start],
             set_={"hits": _COUNTERS.c.hits + 1},
-        ).returning(_COUNTERS.c.hits, previous)
+        ).returning(_COUNTERS.c.key, _COUNTERS.c.hits, previous)
     )
 
 
 def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, int] | None:
-    """Count one attempt under every rule, one statement each (``_upsert``). Returns the first
+    """Count one attempt under every rule, in one statement (``_upsert``). Returns the first
     full rule and the seconds until it has room (its attempt stays counted: the caller rolls
     back), or None.
 
     The caller commits. On PostgreSQL the upsert holds the counter rows until then, so
-    concurrent attempts on one key are counted one after another (rules in key order, so two
+    concurrent attempts on one key are counted one after another (rows in key order, so two
     requests never wait for each other's rows); SQLite transactions here are BEGIN IMMEDIATE.
     """
     rules = sorted(rules, key=lambda r: r.key)
+    if len({rule.key for rule in rules}) != len(rules):
+        raise ValueError("one rule per key")  # one row cannot be counted twice in a statement
     starts = {rule.key: int(now // rule.window) * rule.window for rule in rules}
-    connection = session.connection()
-    upsert = _upsert(connection.dialect.name)
+    params: dict[str, object] = {}
+    for n, rule in enumerate(rules):
+        start = starts[rule.key]
+        params.update(
+            {f"key_{n}": rule.key, f"start_{n}": start, f"ends_{n}": start + 2 * rule.window}
+        )
     current: dict[str, int] = {}
     previous: dict[str, int] = {}
-    for rule in rules:
-        start = starts[rule.key]
-        params = {"key": rule.key, "start": start, "ends": start + 2 * rule.window}
-        hits, earlier = upsert.run(session, params).fetchone()
-        current[rule.key], previous[rule.key] = hits, earlier or 0
+    if rules:
+        upsert = _upsert(session.get_bind().dialect.name, len(rules))
+        for key, hits, earlier in upsert.run(session, params).fetchall():
+            current[key], previous[key] = hits, earlier or 0
     if 1 in current.values():
         # A key's first attempt in a window: a good moment to drop every counter that expired.
-        connection.execute(_EXPIRED, {"now": int(now)})
+        session.connection().execute(_EXPIRED, {"now": int(now)})
     for rule in rules:
         wait = _wait_if_over(rule, previous[rule.key], current[rule.key], now - starts[rule.key])
         if wait is not None:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Table, bindparam, event, func, insert, select, update
+from sqlalchemy import Table, Text, bindparam, cast, event, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.orm.attributes import set_committed_value
@@ -152,11 +152,18 @@ _THREADS: Table = Thread.__table__  # type: ignore[assignment]
 _POSTS: Table = Post.__table__  # type: ignore[assignment]
 # Built once, as Core: an ORM-enabled UPDATE costs several times as much per call (measured in
 # docs/benchmarks.md), and the identity map is kept current by hand below.
-_TAKE_NUMBERS = Prepared(
+_TAKE_NUMBERS_STATEMENT = (
     update(_THREADS)
     .where(_THREADS.c.id == bindparam("thread_id"))
     .values(post_count=_THREADS.c.post_count + bindparam("count"), last_post_at=bindparam("now"))
-    .returning(_THREADS.c.post_count)
+)
+_TAKE_NUMBERS = Prepared(_TAKE_NUMBERS_STATEMENT.returning(_THREADS.c.post_count))
+# PostgreSQL: the same statement also wakes the thread's streams in every process (app/live.py),
+# one round trip less than a ``pg_notify`` of its own.
+_TAKE_NUMBERS_AND_NOTIFY = Prepared(
+    _TAKE_NUMBERS_STATEMENT.returning(
+        _THREADS.c.post_count, func.pg_notify(live.CHANNEL, cast(_THREADS.c.id, Text))
+    )
 )
 
 
@@ -168,11 +175,12 @@ def reserve_numbers(session: Session, thread_id: int, count: int, now: datetime)
     statement a post spends on numbering. A post that will be answered by the bot takes two
     at once — its own and the reply's — so no other post falls between them.
     """
-    found = _TAKE_NUMBERS.run(
-        session, {"thread_id": thread_id, "count": count, "now": now}
-    ).fetchone()
+    postgres = session.get_bind().dialect.name == "postgresql"
+    statement = _TAKE_NUMBERS_AND_NOTIFY if postgres else _TAKE_NUMBERS
+    found = statement.run(session, {"thread_id": thread_id, "count": count, "now": now}).fetchone()
     if found is None:
         raise NotFound(f"スレッド {thread_id} はありません。")
+    live.touched(session, thread_id, notified=postgres)
     top = found[0]
     loaded = session.identity_map.get(identity_key(Thread, thread_id))
     if isinstance(loaded, Thread):  # keep a thread already loaded in this session current

@@ -182,20 +182,35 @@ class Prepared:
             Prepared.compilations += 1
         return form
 
-    def run(self, session: Session, params: dict[str, Any]) -> Any:
-        """Executes with ``params``; returns the DBAPI cursor (for RETURNING rows)."""
+    def run(self, session: Session, params: dict[str, Any]) -> list[Any]:
+        """Executes with ``params``; returns the rows of its RETURNING clause, if any."""
         connection = session.connection()  # begins the session's transaction if need be
         form = self._form(connection.dialect, tuple(params))
-        cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        cursor = _cursor(connection)
         cursor.execute(form.sql, form.arguments(params))
-        return cursor
+        return cursor.fetchall() if cursor.description is not None else []
 
     def run_many(self, session: Session, rows: Sequence[dict[str, Any]]) -> None:
         """Executes once per row (every row with the same keys); nothing is returned."""
+        if len(rows) == 1:  # psycopg's executemany enters pipeline mode: not for one row
+            self.run(session, rows[0])
+            return
         connection = session.connection()
         form = self._form(connection.dialect, tuple(rows[0]))
-        cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-        cursor.executemany(form.sql, [form.arguments(row) for row in rows])
+        _cursor(connection).executemany(form.sql, [form.arguments(row) for row in rows])
+
+
+def _cursor(connection: Any) -> Any:
+    """One driver cursor per pooled connection, kept with it (a psycopg cursor costs its own
+    adapters map to make); ``Prepared.run`` fetches its rows before anything else runs."""
+    pooled = connection.connection  # the pool's proxy; ``info`` lives with the DBAPI connection
+    cursor = pooled.info.get(_CURSOR)
+    if cursor is None or cursor.connection is not pooled.driver_connection:
+        cursor = pooled.info[_CURSOR] = pooled.driver_connection.cursor()
+    return cursor
+
+
+_CURSOR = "bbsgm_prepared_cursor"
 
 
 class _Form:

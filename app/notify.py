@@ -47,7 +47,7 @@ def add_all(
             "url": f"/games/{game.id}",
             "created_at": now,
         }
-        (note_id,) = _INSERT_NOTE.run(session, row).fetchone()
+        ((note_id,),) = _INSERT_NOTE.run(session, row)
         written.append((note_id, user_id))
     delivery.queue(session, written, now)
 

@@ -137,7 +137,7 @@ def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, in
     previous: dict[str, int] = {}
     if rules:
         upsert = _upsert(session.get_bind().dialect.name, len(rules))
-        for key, hits, earlier in upsert.run(session, params).fetchall():
+        for key, hits, earlier in upsert.run(session, params):
             current[key], previous[key] = hits, earlier or 0
     if 1 in current.values():
         # A key's first attempt in a window: a good moment to drop every counter that expired.

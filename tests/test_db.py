@@ -46,8 +46,8 @@ def test_values_go_through_the_column_types(session: Session, user: User) -> Non
         "hidden_at": None,
         "hidden_by": None,
     }
-    (first,) = statement.run(session, values).fetchone()
-    (second,) = statement.run(session, {**values, "number": 3, "reply_error": None}).fetchone()
+    ((first,),) = statement.run(session, values)
+    ((second,),) = statement.run(session, {**values, "number": 3, "reply_error": None})
     session.expire_all()
     stored = session.get(Post, first)
     assert stored is not None
@@ -66,8 +66,8 @@ def test_literals_in_the_statement_are_sent_and_rows_come_back(
         .values(post_count=_THREADS.c.post_count + 10)
         .returning(_THREADS.c.post_count)
     )
-    assert statement.run(session, {"thread_id": thread.id}).fetchone() == (11,)
-    assert statement.run(session, {"thread_id": -1}).fetchone() is None
+    assert [tuple(r) for r in statement.run(session, {"thread_id": thread.id})] == [(11,)]
+    assert statement.run(session, {"thread_id": -1}) == []
 
 
 def test_it_runs_in_the_session_transaction(session: Session, user: User) -> None:

@@ -177,11 +177,11 @@ def reserve_numbers(session: Session, thread_id: int, count: int, now: datetime)
     """
     postgres = session.get_bind().dialect.name == "postgresql"
     statement = _TAKE_NUMBERS_AND_NOTIFY if postgres else _TAKE_NUMBERS
-    found = statement.run(session, {"thread_id": thread_id, "count": count, "now": now}).fetchone()
-    if found is None:
+    rows = statement.run(session, {"thread_id": thread_id, "count": count, "now": now})
+    if not rows:
         raise NotFound(f"スレッド {thread_id} はありません。")
     live.touched(session, thread_id, notified=postgres)
-    top = found[0]
+    top = rows[0][0]
     loaded = session.identity_map.get(identity_key(Thread, thread_id))
     if isinstance(loaded, Thread):  # keep a thread already loaded in this session current
         set_committed_value(loaded, "post_count", top)
@@ -230,7 +230,7 @@ def add_post(
         "hidden_at": None,
         "hidden_by": None,
     }
-    (post_id,) = _INSERT_POST.run(session, values).fetchone()
+    ((post_id,),) = _INSERT_POST.run(session, values)
     post = Post(id=post_id, **values)
     make_transient_to_detached(post)  # as if loaded: no INSERT at the next flush
     session.add(post)

@@ -147,7 +147,7 @@ class Prepared:
 
     ``Connection.execute`` costs about 100 µs a statement in Python on top of what the driver
     does (the execution context, parameter processing, events, the result object) — several
-    times the statement itself, and a post runs seven of these (docs/benchmarks.md). Here the
+    times the statement itself, and a command post runs about ten (docs/benchmarks.md). Here the
     parameters go through the types' own bind processors (a datetime becomes SQLite's text, a
     dict JSON) and straight to the driver's cursor. What this does not do, so statements run
     this way must not need it: Python-side column defaults (give every column), result

@@ -139,6 +139,10 @@ def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, in
         upsert = _upsert(session.get_bind().dialect.name, len(rules))
         for key, hits, earlier in upsert.run(session, params):
             current[key], previous[key] = hits, earlier or 0
+    if len(_LAST_COUNTED) > _LAST_COUNTED_KEYS:
+        _LAST_COUNTED.clear()
+    for rule in rules:
+        _LAST_COUNTED[rule.key] = (starts[rule.key], previous[rule.key], current[rule.key])
     if 1 in current.values():
         # A key's first attempt in a window: a good moment to drop every counter that expired.
         session.connection().execute(_EXPIRED, {"now": int(now)})
@@ -147,6 +151,24 @@ def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, in
         if wait is not None:
             return rule, wait
     return None
+
+
+# Each key's last count in this process — (window start, hits in the window before, hits) —
+# so that a PostgreSQL post can skip reading the counters when its client is far below every
+# limit (``_refuse_if_full``). Counts from rolled-back transactions only make it read more.
+_LAST_COUNTED: dict[str, tuple[int, int, int]] = {}
+_LAST_COUNTED_KEYS = 10_000  # then it starts again, empty
+
+
+def _surely_fits(rule: Rule, start: int, elapsed: float) -> bool:
+    """This process counted the key in this window and one more attempt would leave it at
+    most half full. Other processes' attempts are not in the note; the count at the end of
+    the post still decides, so a wrong guess only makes a refusal cost a whole post."""
+    noted = _LAST_COUNTED.get(rule.key)
+    if noted is None or noted[0] != start:
+        return False
+    _start, earlier, current = noted
+    return earlier * (rule.window - elapsed) / rule.window + current + 1 <= rule.limit / 2
 
 
 def _wait_if_over(rule: Rule, earlier: int, current: int, elapsed: float) -> int | None:
@@ -282,7 +304,8 @@ def counting_post(session: Session, request: Request, user: User) -> Iterator[No
       counter answers 429 before any work (nothing counted, as in ``enforce``).
     - PostgreSQL: counting first would hold the counter rows — one per client address — for
       the whole post, and posts from one address would queue on them. A read of the counters
-      turns a client that is already full away before any work; the attempt is counted at
+      turns a client that is already full away before any work (skipped while this process's
+      own last counts show the client far below its limits); the attempt is counted at
       the end, just before the caller commits, so the rows are held for the commit only. A
       counter that filled up meanwhile rolls the post back and answers 429.
     - The post failed (a 4xx, or anything else): its transaction is rolled back and the attempt
@@ -314,12 +337,15 @@ def counting_post(session: Session, request: Request, user: User) -> Iterator[No
 def _refuse_if_full(
     session: Session, request: Request, rules: Sequence[Rule], now: float | None = None
 ) -> None:
-    """Raise RateLimited if one more attempt would not fit, counting nothing: a read."""
+    """Raise RateLimited if one more attempt would not fit, counting nothing: a read — not
+    even that while this process's own counts show the client far below every limit."""
     active = _active(request, rules)
     if not active:
         return
     now = time.time() if now is None else now
     starts = {rule.key: int(now // rule.window) * rule.window for rule in active}
+    if all(_surely_fits(rule, starts[rule.key], now - starts[rule.key]) for rule in active):
+        return
     since = min(starts[rule.key] - rule.window for rule in active)
     hits = {
         (key, start): count

@@ -14,6 +14,7 @@ import asyncio
 import random
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -387,3 +388,51 @@ def test_expired_counters_are_deleted(session: Session) -> None:
     assert hit(session, old, 5, 60, t0) is None
     assert hit(session, f"test:{unique_name()}", 5, 60, t0 + 121) is None  # old has expired
     assert session.scalars(select(RateLimit).where(RateLimit.key == old)).all() == []
+
+
+def test_the_counters_read_before_a_post_is_skipped_only_far_below_the_limit(
+    session: Session, database: Database
+) -> None:
+    """PostgreSQL reads the counters before a post to turn a full client away cheaply; while
+    this process's own last count shows the client at most half full after one more attempt,
+    the read is skipped (the count at the end of the post still decides)."""
+    from types import SimpleNamespace
+
+    from sqlalchemy import event
+
+    from app.ratelimit import MINUTE, RateLimited, Rule, _refuse_if_full, count
+
+    request: Any = SimpleNamespace(
+        app=SimpleNamespace(state=SimpleNamespace(settings=Settings(rate_limits=True))),
+        state=SimpleNamespace(),
+    )
+    key = f"test:{unique_name()}"
+    rule = Rule(key, 6, MINUTE, "書き込み")
+    t0 = 1_800_000_000.0  # a window boundary
+    reads: list[str] = []
+
+    def record(_c: Any, _cur: Any, statement: str, *_rest: Any) -> None:
+        if statement.startswith("SELECT") and "FROM rate_limits" in statement:
+            reads.append(statement)
+
+    event.listen(database.engine, "before_cursor_execute", record)
+    try:
+        _refuse_if_full(session, request, [rule], t0)  # never counted here: read
+        assert len(reads) == 1
+        assert count(session, [rule], t0) is None  # 1 of 6
+        assert count(session, [rule], t0 + 1) is None  # 2 of 6
+        reads.clear()
+        _refuse_if_full(session, request, [rule], t0 + 2)  # 3 of 6 after it: skipped
+        assert reads == []
+        assert count(session, [rule], t0 + 3) is None  # 3 of 6
+        _refuse_if_full(session, request, [rule], t0 + 4)  # 4 of 6 after it: read
+        assert len(reads) == 1
+        for second in (5, 6, 7):
+            assert count(session, [rule], t0 + second) is None  # 6 of 6
+        with pytest.raises(RateLimited):
+            _refuse_if_full(session, request, [rule], t0 + 8)  # full: read, and refused
+        reads.clear()
+        _refuse_if_full(session, request, [rule], t0 + 60 + 59)  # next window: read again
+        assert len(reads) == 1
+    finally:
+        event.remove(database.engine, "before_cursor_execute", record)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import psycopg
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.exc import OperationalError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -39,6 +42,8 @@ from app.web.templating import make_templates
 log = logging.getLogger("bbsgm")
 
 STATIC_DIR = Path(__file__).parent / "web" / "static"
+DATABASE_UNAVAILABLE = "データベースが応答しません。しばらくしてからもう一度お試しください。"
+RETRY_AFTER_UNAVAILABLE = 5  # seconds
 
 
 def _wants_json(request: Request) -> bool:
@@ -128,6 +133,21 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
             ]
             return JSONResponse({"detail": errors}, status_code=422)
         return error_page(request, 422, "リクエストの形式が正しくありません。")
+
+    async def database_unavailable(request: Request, exc: Exception) -> Response:
+        """The database did not answer in time: SQLite's write lock stayed taken for
+        ``app.db.BUSY_SECONDS``, or PostgreSQL could not be reached. Nothing was stored (the
+        transaction is rolled back); 503 with Retry-After, not 500."""
+        log.warning("database unavailable on %s %s: %s", request.method, request.url.path, exc)
+        headers = {"Retry-After": str(RETRY_AFTER_UNAVAILABLE)}
+        if _wants_json(request):
+            return JSONResponse({"detail": DATABASE_UNAVAILABLE}, status_code=503, headers=headers)
+        response = error_page(request, 503, DATABASE_UNAVAILABLE)
+        response.headers.update(headers)
+        return response
+
+    for unavailable in (sqlite3.OperationalError, OperationalError, psycopg.OperationalError):
+        app.add_exception_handler(unavailable, database_unavailable)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> Response:

@@ -436,3 +436,34 @@ def test_the_counters_read_before_a_post_is_skipped_only_far_below_the_limit(
         assert len(reads) == 1
     finally:
         event.remove(database.engine, "before_cursor_execute", record)
+
+
+def test_a_post_that_waits_too_long_for_the_write_lock_is_503_and_stores_nothing(
+    client: httpx.Client, database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite: a request that cannot get the write lock within app.db.BUSY_SECONDS is told to
+    come back (503, Retry-After), not 500; nothing of it is stored, and the next post takes
+    the next number."""
+    if database.engine.dialect.name != "sqlite":
+        pytest.skip("the write lock is SQLite's")
+    from app import db as app_db
+    from app import i18n
+    from tests.conftest import api_user
+
+    poster = api_user(client)
+    made = poster.post("/api/boards/chat/threads", {"title": "待つ", "body": "一"}).json()
+    thread_id = made["id"]
+    monkeypatch.setattr(app_db, "BUSY_SECONDS", 0.5)
+    with database.engine.connect() as holder:
+        holder.begin()  # BEGIN IMMEDIATE: this process's write lock, held
+        holder.exec_driver_sql("SELECT 1")
+        waited = poster.post(f"/api/threads/{thread_id}/posts", {"body": "待たされた"})
+        page = httpx.get(f"{client.base_url}/threads/{thread_id}", cookies={i18n.COOKIE: "en"})
+        holder.rollback()
+    assert waited.status_code == 503, waited.text
+    assert waited.headers["retry-after"] == "5"
+    assert "データベースが応答しません" in waited.json()["detail"]
+    assert page.status_code == 503 and "The database is not responding" in page.text
+    monkeypatch.undo()
+    after = poster.post(f"/api/threads/{thread_id}/posts", {"body": "通った"})
+    assert after.status_code == 201 and after.json()["post"]["number"] == 2, after.text

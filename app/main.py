@@ -50,6 +50,15 @@ def _wants_json(request: Request) -> bool:
     return request.url.path.startswith("/api")
 
 
+def _unavailable(exc: Exception) -> bool:
+    """A lock wait that ran out (SQLite) or a connection that failed (psycopg), whether
+    SQLAlchemy wrapped the driver's error or not."""
+    error = getattr(exc, "orig", None) or exc
+    if isinstance(error, sqlite3.OperationalError):
+        return "locked" in str(error) or "busy" in str(error)
+    return isinstance(error, psycopg.OperationalError)
+
+
 def create_app(settings: Settings | None = None, database: Database | None = None) -> FastAPI:
     settings = settings or get_settings()
 
@@ -134,10 +143,20 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
             return JSONResponse({"detail": errors}, status_code=422)
         return error_page(request, 422, "リクエストの形式が正しくありません。")
 
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        if _wants_json(request):
+            return JSONResponse({"detail": "internal error"}, status_code=500)
+        return error_page(request, 500, "サーバー内部でエラーが起きました。")
+
     async def database_unavailable(request: Request, exc: Exception) -> Response:
         """The database did not answer in time: SQLite's write lock stayed taken for
         ``app.db.BUSY_SECONDS``, or PostgreSQL could not be reached. Nothing was stored (the
-        transaction is rolled back); 503 with Retry-After, not 500."""
+        transaction is rolled back); 503 with Retry-After, not 500. Other operational errors
+        (SQLite's "no such table", say) are the unexpected errors they are."""
+        if not _unavailable(exc):
+            return await unexpected(request, exc)
         log.warning("database unavailable on %s %s: %s", request.method, request.url.path, exc)
         headers = {"Retry-After": str(RETRY_AFTER_UNAVAILABLE)}
         if _wants_json(request):
@@ -148,13 +167,6 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
 
     for unavailable in (sqlite3.OperationalError, OperationalError, psycopg.OperationalError):
         app.add_exception_handler(unavailable, database_unavailable)
-
-    @app.exception_handler(Exception)
-    async def unexpected(request: Request, exc: Exception) -> Response:
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
-        if _wants_json(request):
-            return JSONResponse({"detail": "internal error"}, status_code=500)
-        return error_page(request, 500, "サーバー内部でエラーが起きました。")
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(api_router)

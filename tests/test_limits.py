@@ -467,3 +467,20 @@ def test_a_post_that_waits_too_long_for_the_write_lock_is_503_and_stores_nothing
     monkeypatch.undo()
     after = poster.post(f"/api/threads/{thread_id}/posts", {"body": "通った"})
     assert after.status_code == 201 and after.json()["post"]["number"] == 2, after.text
+
+
+def test_only_a_lock_wait_or_a_lost_connection_counts_as_the_database_not_answering() -> None:
+    import sqlite3
+
+    import psycopg
+    from sqlalchemy.exc import OperationalError
+
+    from app.main import _unavailable
+
+    locked = sqlite3.OperationalError("database is locked")
+    assert _unavailable(locked)
+    assert _unavailable(OperationalError("BEGIN IMMEDIATE", {}, locked))
+    assert _unavailable(psycopg.OperationalError("connection refused"))
+    missing = sqlite3.OperationalError("no such table: posts")
+    assert not _unavailable(missing)  # a bug, answered 500 and logged as one
+    assert not _unavailable(OperationalError("SELECT", {}, missing))

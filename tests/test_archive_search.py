@@ -20,22 +20,21 @@ from app.models import Post, SealedCommand, Thread, User
 from app.moderation import set_hidden
 from tests.conftest import ApiUser
 from tests.test_archive_helpers import SECRET, make_user, play, unique_words
+from tests.test_forum_service import talk
 
 
 def new_thread(session: Session, user: User, title: str, *bodies: str) -> Thread:
     board = forum.get_board(session, "chat")
     thread, _first = forum.create_thread(session, board, user, title, bodies[0], SECRET)
     for body in bodies[1:]:
-        forum.add_post(
-            session,
-            thread.id,
-            author=user,
-            author_name=user.name,
-            body=body,
-            kind="talk",
-            secret=SECRET,
-        )
+        talk(session, thread.id, user, body)
     return thread
+
+
+def _admin(session: Session) -> User:
+    admin = make_user(session, "admin")
+    admin.is_admin = True
+    return admin
 
 
 def test_a_japanese_word_is_found_from_its_middle(session: Session) -> None:
@@ -114,8 +113,7 @@ def test_short_queries_scan_only_the_newest_posts(session: Session) -> None:
 
 def test_hidden_posts_are_not_found_and_come_back_when_shown(session: Session) -> None:
     user = make_user(session)
-    admin = make_user(session, "admin")
-    admin.is_admin = True
+    admin = _admin(session)
     word = unique_words()
     thread = new_thread(session, user, "スレ", "一つ目", f"消される{word}")
     assert search(session, word).total == 1
@@ -228,20 +226,6 @@ def _only_sqlite(session: Session) -> None:
         pytest.skip("PostgreSQL's trigram index is kept by the database, inside the transaction")
 
 
-def _talk(session: Session, thread: Thread, user: User, body: str) -> Post:
-    post = forum.add_post(
-        session,
-        thread.id,
-        author=user,
-        author_name=user.name,
-        body=body,
-        kind="talk",
-        secret=SECRET,
-    )
-    session.flush()
-    return post
-
-
 def test_a_post_is_indexed_after_its_transaction_and_a_search_finds_it_at_once(
     session: Session,
 ) -> None:
@@ -249,7 +233,7 @@ def test_a_post_is_indexed_after_its_transaction_and_a_search_finds_it_at_once(
     user = make_user(session)
     word = unique_words()
     thread = new_thread(session, user, "スレ", "一つ目")
-    post = _talk(session, thread, user, f"あとで{word}")
+    post = talk(session, thread.id, user, f"あとで{word}")
     assert _indexed(session, post.id) == 0  # the post's own transaction leaves the index alone
     assert [h.number for h in search(session, word).posts] == [2]  # the search indexes first
     assert _indexed(session, post.id) == 1
@@ -259,12 +243,11 @@ def test_a_post_is_indexed_after_its_transaction_and_a_search_finds_it_at_once(
 def test_the_indexer_works_in_batches_and_passes_hidden_posts_over(session: Session) -> None:
     _only_sqlite(session)
     user = make_user(session)
-    admin = make_user(session, "admin")
-    admin.is_admin = True
+    admin = _admin(session)
     archive_search.index_backlog(session)  # whatever other tests left
     word = unique_words()
     thread = new_thread(session, user, "スレ", f"{word} 1")
-    posts = [_talk(session, thread, user, f"{word} {n}") for n in range(2, 6)]
+    posts = [talk(session, thread.id, user, f"{word} {n}") for n in range(2, 6)]
     set_hidden(session, thread.id, 3, admin, True)
     assert archive_search.index_backlog(session, batch=3) == 3  # the thread's post, 2 and 3
     assert archive_search.index_backlog(session, batch=3) == 2
@@ -278,11 +261,10 @@ def test_a_post_hidden_and_shown_again_before_it_was_indexed_is_indexed_once(
 ) -> None:
     _only_sqlite(session)
     user = make_user(session)
-    admin = make_user(session, "admin")
-    admin.is_admin = True
+    admin = _admin(session)
     word = unique_words()
     thread = new_thread(session, user, "スレ", "一つ目")
-    post = _talk(session, thread, user, f"消して戻す{word}")
+    post = talk(session, thread.id, user, f"消して戻す{word}")
     set_hidden(session, thread.id, 2, admin, True)
     set_hidden(session, thread.id, 2, admin, False)
     assert _indexed(session, post.id) == 0  # not yet passed by the indexer: it adds the post
@@ -296,11 +278,10 @@ def test_a_post_hidden_and_shown_again_before_it_was_indexed_is_indexed_once(
 def test_a_post_passed_over_while_hidden_comes_back_when_shown(session: Session) -> None:
     _only_sqlite(session)
     user = make_user(session)
-    admin = make_user(session, "admin")
-    admin.is_admin = True
+    admin = _admin(session)
     word = unique_words()
     thread = new_thread(session, user, "スレ", "一つ目")
-    post = _talk(session, thread, user, f"戻る{word}")
+    post = talk(session, thread.id, user, f"戻る{word}")
     set_hidden(session, thread.id, 2, admin, True)
     assert search(session, word).total == 0  # the indexer has passed it over now
     assert _indexed(session, post.id) == 0

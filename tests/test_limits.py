@@ -13,19 +13,26 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+import sqlite3
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
+from app import db as app_db
+from app import i18n
 from app.config import Settings
 from app.db import Database
+from app.main import _unavailable
 from app.models import RateLimit
-from app.ratelimit import hit, retry_after
-from tests.conftest import unique_name
+from app.ratelimit import MINUTE, RateLimited, Rule, _refuse_if_full, count, hit, retry_after
+from tests.conftest import api_user, unique_name
 from tests.test_load_support import (
     ServeProcess,
     fast_users,
@@ -396,12 +403,6 @@ def test_the_counters_read_before_a_post_is_skipped_only_far_below_the_limit(
     """PostgreSQL reads the counters before a post to turn a full client away cheaply; while
     this process's own last count shows the client at most half full after one more attempt,
     the read is skipped (the count at the end of the post still decides)."""
-    from types import SimpleNamespace
-
-    from sqlalchemy import event
-
-    from app.ratelimit import MINUTE, RateLimited, Rule, _refuse_if_full, count
-
     request: Any = SimpleNamespace(
         app=SimpleNamespace(state=SimpleNamespace(settings=Settings(rate_limits=True))),
         state=SimpleNamespace(),
@@ -446,10 +447,6 @@ def test_a_post_that_waits_too_long_for_the_write_lock_is_503_and_stores_nothing
     the next number."""
     if database.engine.dialect.name != "sqlite":
         pytest.skip("the write lock is SQLite's")
-    from app import db as app_db
-    from app import i18n
-    from tests.conftest import api_user
-
     poster = api_user(client)
     made = poster.post("/api/boards/chat/threads", {"title": "待つ", "body": "一"}).json()
     thread_id = made["id"]
@@ -470,13 +467,6 @@ def test_a_post_that_waits_too_long_for_the_write_lock_is_503_and_stores_nothing
 
 
 def test_only_a_lock_wait_or_a_lost_connection_counts_as_the_database_not_answering() -> None:
-    import sqlite3
-
-    import psycopg
-    from sqlalchemy.exc import OperationalError
-
-    from app.main import _unavailable
-
     locked = sqlite3.OperationalError("database is locked")
     assert _unavailable(locked)
     assert _unavailable(OperationalError("BEGIN IMMEDIATE", {}, locked))

@@ -17,6 +17,7 @@ from app.config import Settings
 from app.db import Database
 from app.forum import service as forum
 from app.models import Base
+from tests.test_forum_service import talk
 
 
 def test_models_and_migrations_agree(database: Database) -> None:
@@ -49,29 +50,13 @@ def test_search_backlog_migration_keeps_every_post_findable(tmp_path: Path) -> N
         migrate.upgrade(settings, database.engine)
         with database.session() as session:
             assert session.scalar(text("SELECT last_id FROM fts_posts_done")) == first.id
-            later = forum.add_post(
-                session,
-                thread.id,
-                author=user,
-                author_name=user.name,
-                body="新索引",
-                kind="talk",
-                secret="s",
-            )
+            later = talk(session, thread.id, user, "新索引")
             session.commit()
             assert _fts_ids(session) == [first.id]
         command.downgrade(migrate.alembic_config(settings, database.engine), "0007_last_seq")
         with database.session() as session:
             assert _fts_ids(session) == [first.id, later.id]
-            newest = forum.add_post(
-                session,
-                thread.id,
-                author=user,
-                author_name=user.name,
-                body="三つ目",
-                kind="talk",
-                secret="s",
-            )
+            newest = talk(session, thread.id, user, "三つ目")
             session.commit()
             assert _fts_ids(session) == [first.id, later.id, newest.id]  # the trigger again
     finally:

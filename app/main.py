@@ -59,6 +59,18 @@ def _unavailable(exc: Exception) -> bool:
     return isinstance(error, psycopg.OperationalError)
 
 
+def open_database(settings: Settings) -> Database:
+    """The app's engine. On a database server its pool keeps a connection for every request
+    let inside the app at once (``max_requests_in_flight``, app/ratelimit.py): with
+    SQLAlchemy's default of five, the sixth to twelfth concurrent requests each opened a
+    connection and closed it after use — a new PostgreSQL backend, with cold caches, per
+    request (docs/benchmarks.md, round 5). The overflow above it stays for the background
+    runners and the live streams' reads."""
+    if settings.is_sqlite:
+        return Database(settings.database_url)
+    return Database(settings.database_url, pool_size=max(5, in_flight_limit(settings)))
+
+
 def create_app(settings: Settings | None = None, database: Database | None = None) -> FastAPI:
     settings = settings or get_settings()
 
@@ -98,7 +110,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         lifespan=lifespan,
     )
     app.state.settings = settings
-    app.state.database = database or Database(settings.database_url)
+    app.state.database = database or open_database(settings)
     app.state.secret_key = settings.resolved_secret_key()
     app.state.templates = make_templates(settings)
     # Limits (app/ratelimit.py): bodies over max_request_bytes get 413 before any parsing, at

@@ -1,6 +1,6 @@
 """`app.db.Prepared`: a Core statement compiled once and run on the session's DBAPI connection
 (docs/benchmarks.md, round 4) stores what SQLAlchemy's own execution would, in the session's
-transaction."""
+transaction; `app.db.Loading` (round 5) reads rows into the session as the ORM would."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import inspect as inspect_object
 from sqlalchemy.orm import Session
 
-from app.db import Prepared
+from app.db import Loading, Prepared
 from app.forum import service as forum
-from app.models import Post, Thread, User
+from app.gm import service as gm
+from app.models import Game, GamePlayer, Post, Thread, User
 from tests.conftest import unique_name
 
 _THREADS = Thread.__table__
@@ -99,3 +101,69 @@ def test_a_missing_parameter_is_an_error_not_a_default(session: Session, user: U
     )
     with pytest.raises(KeyError):
         statement.run(session, {"title": unique_name()})
+
+
+_GAMES = Game.__table__
+_SEATS = GamePlayer.__table__
+_GAME_BY_ID = select(*_GAMES.c).where(_GAMES.c.id == bindparam("game_id"))
+
+
+def _game(session: Session, user: User) -> Game:
+    game = gm.create_game(session, user, "eitsuku", "題", {}, "secret")
+    session.commit()
+    return game
+
+
+def test_loaded_rows_are_objects_as_the_orm_loads_them(session: Session, user: User) -> None:
+    """Every column with its Python type (datetime, JSON, bool), in the identity map, nothing
+    to flush; a relationship loads when read."""
+    made = _game(session, user)
+    game_id, thread_id = made.id, made.thread_id
+    session.expunge_all()
+    loading = Loading(Game, _GAME_BY_ID, refresh=True)
+    ((game, extra),) = loading.load(session, {"game_id": game_id})
+    assert extra == ()
+    expected = session.execute(select(*_GAMES.c).where(_GAMES.c.id == game_id)).one()._mapping
+    for column in _GAMES.c:
+        assert getattr(game, column.key) == expected[column], column.key
+    assert isinstance(game.created_at, datetime) and isinstance(game.options, dict)
+    assert game.paused is False and game.kind == "eitsuku"
+    state = inspect_object(game)
+    assert state.persistent and not state.modified and game not in session.dirty
+    assert session.get(Game, game_id) is game
+    assert game.thread.id == thread_id and game.gm is session.get(User, user.id)  # lazy loads
+    assert loading.load(session, {"game_id": -1}) == []
+
+
+def test_an_object_in_the_session_is_returned_refreshed_or_untouched(
+    session: Session, user: User
+) -> None:
+    game = _game(session, user)
+    session.execute(update(_GAMES).where(_GAMES.c.id == game.id).values(title="変わった"))
+    untouched = Loading(Game, _GAME_BY_ID, refresh=False).load(session, {"game_id": game.id})
+    assert untouched[0][0] is game and game.title == "題"
+    refreshed = Loading(Game, _GAME_BY_ID, refresh=True).load(session, {"game_id": game.id})
+    assert refreshed[0][0] is game and game.title == "変わった"
+    assert not inspect_object(game).modified
+
+
+def test_pending_changes_are_flushed_first_and_extra_columns_follow(
+    session: Session, user: User
+) -> None:
+    game = _game(session, user)
+    session.add(GamePlayer(game_id=game.id, seat=1, user_id=user.id, name=user.name))
+    seats = Loading(
+        GamePlayer,
+        select(*_SEATS.c, _GAMES.c.title)
+        .join(_GAMES, _GAMES.c.id == _SEATS.c.game_id)
+        .where(_SEATS.c.game_id == bindparam("game_id")),
+        refresh=False,
+    ).load(session, {"game_id": game.id})
+    assert [(seat.name, extra) for seat, extra in seats] == [(user.name, ("題",))]
+
+
+def test_a_statement_without_every_column_first_is_refused() -> None:
+    with pytest.raises(ValueError):
+        Loading(Game, select(_GAMES.c.id, _GAMES.c.title), refresh=True)
+    with pytest.raises(ValueError):
+        Loading(Game, select(_GAMES.c.title, *_GAMES.c), refresh=True)

@@ -12,11 +12,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Table, bindparam, insert, select, update
-from sqlalchemy.orm import Session, lazyload
+from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app import notify
-from app.db import Prepared
+from app.db import Loading, Prepared
 from app.forum.service import format_bbs_time
 from app.games import commands as platform
 from app.games.base import Actor, CommandSyntaxError, Rng, RuleError, State, normalise
@@ -197,31 +197,36 @@ def lock_game(
     post that held the lock would be missing (tests/test_load_concurrency.py).
     """
     if thread_id is not None:
-        game: Game | None = session.scalar(_LOCK_BY_THREAD, {"thread_id": thread_id})
+        rows = _LOCK_BY_THREAD.load(session, {"thread_id": thread_id})
     else:
-        game = session.scalar(_LOCK_BY_ID, {"game_id": game_id})
-    if game is not None:
-        # What selectinload would do, without its per-call loader setup: the seats, in seat
-        # order, set as the collection's loaded value.
-        seats = session.scalars(_SEATS, {"game_id": game.id}).all()
-        set_committed_value(game, "players", list(seats))
+        rows = _LOCK_BY_ID.load(session, {"game_id": game_id})
+    if not rows:
+        return None
+    game: Game = rows[0][0]
+    # What selectinload would do, without its per-call loader setup: the seats, in seat order,
+    # set as the collection's loaded value.
+    seats = [seat for seat, _ in _SEATS.load(session, {"game_id": game.id})]
+    set_committed_value(game, "players", seats)
     return game
 
 
-# Statements built once: building an ORM SELECT with its options costs more than running it.
-_LOCK = (
-    select(Game)
-    .options(lazyload(Game.thread), lazyload(Game.gm), lazyload(Game.players))
-    .with_for_update(of=Game)
-    .execution_options(populate_existing=True)
+# Built once and run as ``Loading`` statements (app/db.py): the ORM's SELECT spent more in
+# Python than the rest of the game's reading. Read afresh each time (``refresh``), as
+# ``populate_existing`` did: another transaction may have changed the row since this session
+# last read it.
+_GAMES: Table = Game.__table__  # type: ignore[assignment]
+_SEATS_TABLE: Table = GamePlayer.__table__  # type: ignore[assignment]
+_LOCK = select(*_GAMES.c).with_for_update()
+_LOCK_BY_THREAD = Loading(
+    Game, _LOCK.where(_GAMES.c.thread_id == bindparam("thread_id")), refresh=True
 )
-_LOCK_BY_THREAD = _LOCK.where(Game.thread_id == bindparam("thread_id"))
-_LOCK_BY_ID = _LOCK.where(Game.id == bindparam("game_id"))
-_SEATS = (
-    select(GamePlayer)
-    .where(GamePlayer.game_id == bindparam("game_id"))
-    .order_by(GamePlayer.seat)
-    .execution_options(populate_existing=True)
+_LOCK_BY_ID = Loading(Game, _LOCK.where(_GAMES.c.id == bindparam("game_id")), refresh=True)
+_SEATS = Loading(
+    GamePlayer,
+    select(*_SEATS_TABLE.c)
+    .where(_SEATS_TABLE.c.game_id == bindparam("game_id"))
+    .order_by(_SEATS_TABLE.c.seat),
+    refresh=True,
 )
 
 
@@ -727,7 +732,6 @@ def save(
 
 
 _MOVES: Table = Move.__table__  # type: ignore[assignment]
-_GAMES: Table = Game.__table__  # type: ignore[assignment]
 _INSERT_MOVE = Prepared(insert(_MOVES))
 # The game row's UPDATE, built once; its SET clause is the columns ``save`` passes.
 _UPDATE_GAME = Prepared(update(_GAMES).where(_GAMES.c.id == bindparam("game_id")))

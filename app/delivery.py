@@ -99,13 +99,14 @@ def queue(session: Session, notifications: Sequence[tuple[int, int]], now: datet
     them (the users and their active webhooks), one INSERT for the deliveries."""
     if not notifications:
         return
-    connection = session.connection()
     user_ids = sorted({user_id for _note, user_id in notifications})
     hooks: dict[int, list[tuple[int, str]]] = {}
     mail: dict[int, str] = {}
-    for user_id, email, email_notify, hook_id, url in connection.execute(
-        _SETTINGS, {"user_ids": user_ids}
-    ):
+    if len(user_ids) == 1:  # the usual case: the player whose turn it now is
+        settings = _SETTINGS_OF_ONE.fetch(session, {"user_id": user_ids[0]})
+    else:
+        settings = list(session.connection().execute(_SETTINGS, {"user_ids": user_ids}))
+    for user_id, email, email_notify, hook_id, url in settings:
         hooks.setdefault(user_id, [])
         if hook_id is not None:
             hooks[user_id].append((hook_id, url))
@@ -138,7 +139,7 @@ def queue(session: Session, notifications: Sequence[tuple[int, int]], now: datet
 _USERS: Table = User.__table__  # type: ignore[assignment]
 _WEBHOOKS: Table = Webhook.__table__  # type: ignore[assignment]
 # Built once: the users' mail settings and their active webhooks.
-_SETTINGS = (
+_SETTINGS_OF_USERS = (
     select(_USERS.c.id, _USERS.c.email, _USERS.c.email_notify, _WEBHOOKS.c.id, _WEBHOOKS.c.url)
     .select_from(
         _USERS.outerjoin(
@@ -146,9 +147,11 @@ _SETTINGS = (
             and_(_WEBHOOKS.c.user_id == _USERS.c.id, _WEBHOOKS.c.active.is_(True)),
         )
     )
-    .where(_USERS.c.id.in_(bindparam("user_ids", expanding=True)))
     .order_by(_USERS.c.id, _WEBHOOKS.c.id)
 )
+_SETTINGS = _SETTINGS_OF_USERS.where(_USERS.c.id.in_(bindparam("user_ids", expanding=True)))
+# One user, on the post path: a Prepared statement (app/db.py) — an expanding IN list cannot be.
+_SETTINGS_OF_ONE = Prepared(_SETTINGS_OF_USERS.where(_USERS.c.id == bindparam("user_id")))
 _DELIVERIES: Table = Delivery.__table__  # type: ignore[assignment]
 _INSERT_DELIVERY = Prepared(insert(_DELIVERIES))
 

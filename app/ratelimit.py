@@ -219,7 +219,12 @@ def client_address(request: Request) -> str:
 
     IPv6 clients are counted by their /64: one host usually holds a whole /64.
     """
-    host = request.client.host if request.client is not None else "unknown"
+    return _address_key(request.client.host if request.client is not None else "unknown")
+
+
+@functools.lru_cache(maxsize=4096)
+def _address_key(host: str) -> str:
+    """``client_address`` of a host (remembered: parsed for every post otherwise)."""
     try:
         address = ipaddress.ip_address(host)
     except ValueError:

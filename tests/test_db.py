@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import Text, bindparam, insert, select, update
 from sqlalchemy import inspect as inspect_object
 from sqlalchemy.orm import Session
 
@@ -167,3 +167,29 @@ def test_a_statement_without_every_column_first_is_refused() -> None:
         Loading(Game, select(_GAMES.c.id, _GAMES.c.title), refresh=True)
     with pytest.raises(ValueError):
         Loading(Game, select(_GAMES.c.title, *_GAMES.c), refresh=True)
+
+
+def test_json_columns_keep_their_values_and_store_text_as_utf8(
+    session: Session, user: User
+) -> None:
+    """JSON goes through orjson (app.db.make_engine): the values read back are those written,
+    keys that are not strings become strings as with the stdlib, and Japanese is stored as
+    itself, not as \\u escapes."""
+    thread = _thread(session, user)
+    error = {"why": "役者が足りません", "legal": ["SET 主演 役者1", 2, 2.5, None, True], 7: "x"}
+    post = forum.add_post(
+        session,
+        thread.id,
+        author=user,
+        author_name=user.name,
+        body="本文",
+        kind="talk",
+        secret="secret",
+        reply_error=error,  # type: ignore[arg-type]
+    )
+    session.expire_all()
+    stored = session.get(Post, post.id)
+    assert stored is not None
+    assert stored.reply_error == {**{k: v for k, v in error.items() if k != 7}, "7": "x"}
+    raw = session.scalar(select(_POSTS.c.reply_error.cast(Text)).where(_POSTS.c.id == post.id))
+    assert "役者が足りません" in raw and "\\u" not in raw

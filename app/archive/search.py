@@ -55,7 +55,7 @@ def is_search_object(name: str | None) -> bool:
 
 # --- indexing (SQLite) ----------------------------------------------------------------------
 
-INDEX_BATCH = 1000  # posts a background transaction indexes at most (the write lock is shared)
+INDEX_BATCH = 50
 
 _INDEXED_UP_TO = text("SELECT last_id FROM fts_posts_done")
 _NEXT_BATCH = text(

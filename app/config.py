@@ -55,10 +55,12 @@ class Settings(BaseSettings):
     # Any request body over this is refused with 413 before it is parsed.
     max_request_bytes: int = Field(default=256 * 1024, ge=1024)
     # Requests inside the app at once, per process; the others queue in the event loop. Below
-    # the database pool (5 + 10 connections) and the worker threads (40), less the background
-    # runners' own: then no request waits for a thread or a connection that a waiting one holds.
-    # None: 12 on PostgreSQL, 2 on SQLite, where every transaction takes the one write lock and
-    # waiters poll for it, so fewer inside means fairer turns (docs/benchmarks.md).
+    # the worker threads (40) and within the database pool (app.main.open_database keeps a
+    # connection for each): then no request waits for a thread or a connection that a waiting
+    # one holds. None: 6 on PostgreSQL (one process's Python runs one thread at a time; beyond
+    # a few inside, more only contend for it: docs/benchmarks.md, round 5), 2 on SQLite, where
+    # every transaction takes the one write lock and waiters poll for it, so fewer inside
+    # means fairer turns.
     max_requests_in_flight: int | None = Field(default=None, ge=1, le=1000)
     templates_dir: Path = Field(default_factory=lambda: resource_dir("templates"))
     grammar_dir: Path = Field(default_factory=lambda: resource_dir("grammar"))

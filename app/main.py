@@ -14,6 +14,7 @@ from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -60,14 +61,15 @@ def _unavailable(exc: Exception) -> bool:
 
 
 def open_database(settings: Settings) -> Database:
-    """The app's engine. On a database server its pool keeps a connection for every request
+    """The app's engine. Its pool keeps a connection for every request
     let inside the app at once (``max_requests_in_flight``, app/ratelimit.py): with
-    SQLAlchemy's default of five, the sixth to twelfth concurrent requests each opened a
-    connection and closed it after use — a new PostgreSQL backend, with cold caches, per
-    request (docs/benchmarks.md, round 5). The overflow above it stays for the background
-    runners and the live streams' reads."""
-    if settings.is_sqlite:
-        return Database(settings.database_url)
+    SQLAlchemy's default of five and twelve let in, the sixth to twelfth concurrent requests
+    each opened a connection and closed it after use — a new PostgreSQL backend, with cold
+    caches, per request (docs/benchmarks.md, round 5). The overflow above it stays for the
+    background runners and the live streams' reads."""
+    url = make_url(settings.database_url)
+    if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"):
+        return Database(settings.database_url)  # one connection per thread: no pool to size
     return Database(settings.database_url, pool_size=max(5, in_flight_limit(settings)))
 
 

@@ -433,7 +433,7 @@ def in_flight_limit(settings: Settings) -> int:
     """``max_requests_in_flight``, or its default for the database in use."""
     if settings.max_requests_in_flight is not None:
         return settings.max_requests_in_flight
-    return 2 if settings.is_sqlite else 12
+    return 2 if settings.is_sqlite else 6
 
 
 Scope = MutableMapping[str, Any]

@@ -29,9 +29,18 @@ from app import db as app_db
 from app import i18n
 from app.config import Settings
 from app.db import Database
-from app.main import _unavailable
+from app.main import _unavailable, open_database
 from app.models import RateLimit
-from app.ratelimit import MINUTE, RateLimited, Rule, _refuse_if_full, count, hit, retry_after
+from app.ratelimit import (
+    MINUTE,
+    RateLimited,
+    Rule,
+    _refuse_if_full,
+    count,
+    hit,
+    in_flight_limit,
+    retry_after,
+)
 from tests.conftest import api_user, unique_name
 from tests.test_load_support import (
     ServeProcess,
@@ -474,3 +483,23 @@ def test_only_a_lock_wait_or_a_lost_connection_counts_as_the_database_not_answer
     missing = sqlite3.OperationalError("no such table: posts")
     assert not _unavailable(missing)  # a bug, answered 500 and logged as one
     assert not _unavailable(OperationalError("SELECT", {}, missing))
+
+
+def test_the_pool_keeps_a_connection_for_every_request_let_in(settings: Settings) -> None:
+    """docs/benchmarks.md round 5: with SQLAlchemy's default pool of five and twelve requests
+    let in, the connections above five were opened and closed again for every request (on
+    PostgreSQL a new backend each time). Twice twelve at once: the second time opens none."""
+    wide = settings.model_copy(update={"max_requests_in_flight": 12})
+    assert in_flight_limit(wide) == 12
+    database = open_database(wide)
+    opened: list[object] = []
+    event.listen(database.engine, "connect", lambda *_: opened.append(1))
+    try:
+        for _ in range(2):
+            before = len(opened)
+            held = [database.engine.connect() for _ in range(12)]
+            for connection in held:
+                connection.close()
+        assert len(opened) - before == 0 and len(opened) == 12
+    finally:
+        database.dispose()

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import orjson
+import psycopg
 from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, make_transient_to_detached, sessionmaker
@@ -135,6 +136,31 @@ class SerialisedConnection(sqlite3.Connection):
             self._holding = False
             assert self.write_lock is not None
             self.write_lock.release()
+
+
+@contextmanager
+def each_statement_commits(session: Session) -> Iterator[None]:
+    """PostgreSQL: until the block ends, every statement the session runs commits as it runs
+    (psycopg's autocommit), so a row it locks is free again as soon as the statement is done;
+    the session's transaction then begins with its first statement after the block. For the
+    reads and counts that come before a post's transaction (app/ratelimit.py). On SQLite it
+    changes nothing. Call it before the session has run anything.
+
+    End the block before ending the session's transaction (a rollback gives the connection
+    back to the pool, where another thread may take it)."""
+    connection = session.connection()  # checks a connection out; psycopg has not begun yet
+    if connection.dialect.name != "postgresql":
+        yield
+        return
+    driver: Any = connection.connection.driver_connection
+    if driver.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        raise RuntimeError("each_statement_commits: a transaction is open already")
+    driver.autocommit = True
+    try:
+        yield
+    finally:
+        if not driver.closed:
+            driver.autocommit = False
 
 
 class Database:

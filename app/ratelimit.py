@@ -9,8 +9,9 @@ the app adds ``Retry-After`` to the answer (``retry_after_header`` in app/main.p
 
 Counters run in their own short transaction, committed before the action itself, so an attempt
 that then fails (a wrong password, an invalid body) still counts. The API's post route, the
-busiest, counts inside the post's own transaction instead (``counting_post``), and in a
-transaction of its own only when the post fails: the same counts, one commit less.
+busiest, counts without a transaction of its own (``counting_post``): on PostgreSQL each of
+its statements before the post commits as it runs; on SQLite it counts inside the post's own
+transaction, and in one of its own only when the post fails: the same counts, one commit less.
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from fastapi import Request
-from sqlalchemy import ColumnElement, Table, bindparam, delete, literal_column, select, update
+from sqlalchemy import ColumnElement, Table, bindparam, delete, literal_column, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from app import i18n
 from app.config import Settings
-from app.db import Prepared
+from app.db import Prepared, each_statement_commits
 from app.errors import ServiceError
 from app.models import RateLimit, User
 
@@ -71,11 +72,6 @@ class Rule:
 
 _COUNTERS: Table = RateLimit.__table__  # type: ignore[assignment]
 _EXPIRED = delete(_COUNTERS).where(_COUNTERS.c.expires_at < bindparam("now"))
-# The counters of some keys from a window on (a read: ``_refuse_if_full``).
-_RECENT = select(_COUNTERS.c.key, _COUNTERS.c.window_start, _COUNTERS.c.hits).where(
-    _COUNTERS.c.key.in_(bindparam("keys", expanding=True)),
-    _COUNTERS.c.window_start >= bindparam("since"),
-)
 
 
 @functools.cache
@@ -139,10 +135,6 @@ def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, in
         upsert = _upsert(session.get_bind().dialect.name, len(rules))
         for key, hits, earlier in upsert.run(session, params):
             current[key], previous[key] = hits, earlier or 0
-    if len(_LAST_COUNTED) > _LAST_COUNTED_KEYS:
-        _LAST_COUNTED.clear()
-    for rule in rules:
-        _LAST_COUNTED[rule.key] = (starts[rule.key], previous[rule.key], current[rule.key])
     if 1 in current.values():
         # A key's first attempt in a window: a good moment to drop every counter that expired.
         session.connection().execute(_EXPIRED, {"now": int(now)})
@@ -151,24 +143,6 @@ def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, in
         if wait is not None:
             return rule, wait
     return None
-
-
-# Each key's last count in this process — (window start, hits in the window before, hits) —
-# so that a PostgreSQL post can skip reading the counters when its client is far below every
-# limit (``_refuse_if_full``). Counts from rolled-back transactions only make it read more.
-_LAST_COUNTED: dict[str, tuple[int, int, int]] = {}
-_LAST_COUNTED_KEYS = 10_000  # then it starts again, empty
-
-
-def _surely_fits(rule: Rule, start: int, elapsed: float) -> bool:
-    """This process counted the key in this window and one more attempt would leave it at
-    most half full. Other processes' attempts are not in the note; the count at the end of
-    the post still decides, so a wrong guess only makes a refusal cost a whole post."""
-    noted = _LAST_COUNTED.get(rule.key)
-    if noted is None or noted[0] != start:
-        return False
-    _start, earlier, current = noted
-    return earlier * (rule.window - elapsed) / rule.window + current + 1 <= rule.limit / 2
 
 
 def _wait_if_over(rule: Rule, earlier: int, current: int, elapsed: float) -> int | None:
@@ -183,16 +157,23 @@ def _wait_if_over(rule: Rule, earlier: int, current: int, elapsed: float) -> int
 def hit(session: Session, key: str, limit: int, window: int, now: float) -> int | None:
     """Count one attempt for ``key``; None if allowed, else the seconds until one would be.
     A refused attempt is taken back at once. The caller commits."""
-    refused = count(session, [Rule(key, limit, window, "")], now)
+    rules = [Rule(key, limit, window, "")]
+    refused = count(session, rules, now)
     if refused is None:
         return None
-    start = int(now // window) * window
-    session.execute(
-        update(RateLimit)
-        .where(RateLimit.key == key, RateLimit.window_start == start)
-        .values(hits=RateLimit.hits - 1)
-    )
+    _take_back(session, rules, now)
     return refused[1]
+
+
+def _take_back(session: Session, rules: Sequence[Rule], now: float) -> None:
+    """Undo an attempt ``count`` counted (one that is refused, where rolling back is not how)."""
+    for rule in rules:
+        start = int(now // rule.window) * rule.window
+        session.execute(
+            update(RateLimit)
+            .where(RateLimit.key == rule.key, RateLimit.window_start == start)
+            .values(hits=RateLimit.hits - 1)
+        )
 
 
 def retry_after(previous: int, current: int, limit: int, window: int, elapsed: float) -> int:
@@ -301,29 +282,41 @@ def check_post(session: Session, request: Request, user: User) -> None:
 
 
 @contextlib.contextmanager
-def counting_post(session: Session, request: Request, user: User) -> Iterator[None]:
-    """``check_post`` for the busiest route, without a transaction of its own: the attempt is
-    counted inside the post's transaction, so a post costs one commit, not two.
+def counting_post(
+    session: Session, request: Request, signed_in: Callable[[], User]
+) -> Iterator[User]:
+    """``check_post`` for the busiest route, without a transaction of its own. ``signed_in``
+    looks the client's token up (raising if there is none); the block gets its user.
 
-    - SQLite runs one transaction at a time anyway: the attempt is counted first, and a full
-      counter answers 429 before any work (nothing counted, as in ``enforce``).
-    - PostgreSQL: counting first would hold the counter rows — one per client address — for
-      the whole post, and posts from one address would queue on them. A read of the counters
-      turns a client that is already full away before any work (skipped while this process's
-      own last counts show the client far below its limits); the attempt is counted at
-      the end, just before the caller commits, so the rows are held for the commit only. A
-      counter that filled up meanwhile rolls the post back and answers 429.
-    - The post failed (a 4xx, or anything else): its transaction is rolled back and the attempt
-      is counted in a short one of its own — answered 429 instead, if that is full.
+    - PostgreSQL: the token is read and the attempt counted before the post's transaction,
+      each statement committing as it runs (``app.db.each_statement_commits``): counted
+      inside the post, the counter row of a client address — one row for every post from it —
+      stayed locked until the post committed, and posts from one address queued on it. A
+      full counter takes the attempt back and answers 429 before any work; a post that fails
+      afterwards stays counted, as an attempt.
+    - SQLite runs one transaction at a time anyway: the attempt is counted first, inside the
+      post's transaction, and a full counter answers 429 before any work (nothing counted,
+      as in ``enforce``). If the post fails (a 4xx, or anything else), its transaction is
+      rolled back and the attempt is counted in a short one of its own — answered 429
+      instead, if that is full.
     """
+    if session.get_bind().dialect.name == "postgresql":
+        with each_statement_commits(session):
+            user = signed_in()
+            rules = _active(request, _post_rules(request, user))
+            now = time.time()
+            refused = count(session, rules, now) if rules else None
+            if refused is not None:
+                _take_back(session, rules, now)
+        if refused is not None:  # after the block: the rollback gives the connection back
+            _refuse(session, request, *refused)
+        yield user
+        return
+    user = signed_in()
     rules = _post_rules(request, user)
-    counted_first = session.get_bind().dialect.name != "postgresql"
-    if counted_first:
-        _count_or_refuse(session, request, rules, commit=False)
-    else:
-        _refuse_if_full(session, request, rules)
+    _count_or_refuse(session, request, rules, commit=False)
     try:
-        yield
+        yield user
     except RateLimited:
         raise
     except Exception:
@@ -335,36 +328,6 @@ def counting_post(session: Session, request: Request, user: User) -> Iterator[No
         except Exception:  # the post's own error is the one to answer with
             log.warning("could not count a failed post", exc_info=True)
         raise
-    if not counted_first:
-        _count_or_refuse(session, request, rules, commit=False)
-
-
-def _refuse_if_full(
-    session: Session, request: Request, rules: Sequence[Rule], now: float | None = None
-) -> None:
-    """Raise RateLimited if one more attempt would not fit, counting nothing: a read — not
-    even that while this process's own counts show the client far below every limit."""
-    active = _active(request, rules)
-    if not active:
-        return
-    now = time.time() if now is None else now
-    starts = {rule.key: int(now // rule.window) * rule.window for rule in active}
-    if all(_surely_fits(rule, starts[rule.key], now - starts[rule.key]) for rule in active):
-        return
-    since = min(starts[rule.key] - rule.window for rule in active)
-    hits = {
-        (key, start): count
-        for key, start, count in session.connection().execute(
-            _RECENT, {"keys": list(starts), "since": since}
-        )
-    }
-    for rule in active:
-        start = starts[rule.key]
-        current = hits.get((rule.key, start), 0)
-        earlier = hits.get((rule.key, start - rule.window), 0)
-        wait = _wait_if_over(rule, earlier, current + 1, now - start)  # + this attempt
-        if wait is not None:
-            _refuse(session, request, rule, wait)
 
 
 def _active(request: Request, rules: Sequence[Rule]) -> list[Rule]:

@@ -14,6 +14,7 @@ import asyncio
 import random
 import re
 import sqlite3
+import time
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -21,22 +22,22 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import event, select, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
+from app import accounts, i18n
 from app import db as app_db
-from app import i18n
 from app.config import Settings
 from app.db import Database
 from app.main import _unavailable, open_database
-from app.models import RateLimit
+from app.models import RateLimit, User
 from app.ratelimit import (
     MINUTE,
     RateLimited,
     Rule,
-    _refuse_if_full,
     count,
+    counting_post,
     hit,
     in_flight_limit,
     retry_after,
@@ -406,46 +407,75 @@ def test_expired_counters_are_deleted(session: Session) -> None:
     assert session.scalars(select(RateLimit).where(RateLimit.key == old)).all() == []
 
 
-def test_the_counters_read_before_a_post_is_skipped_only_far_below_the_limit(
-    session: Session, database: Database
-) -> None:
-    """PostgreSQL reads the counters before a post to turn a full client away cheaply; while
-    this process's own last count shows the client at most half full after one more attempt,
-    the read is skipped (the count at the end of the post still decides)."""
-    request: Any = SimpleNamespace(
-        app=SimpleNamespace(state=SimpleNamespace(settings=Settings(rate_limits=True))),
+def _post_request(settings: Settings, host: str) -> Any:
+    """What ``counting_post`` reads of a request: the settings and the client's address."""
+    return SimpleNamespace(
+        app=SimpleNamespace(state=SimpleNamespace(settings=settings)),
+        client=SimpleNamespace(host=host),
         state=SimpleNamespace(),
     )
-    key = f"test:{unique_name()}"
-    rule = Rule(key, 6, MINUTE, "書き込み")
-    t0 = 1_800_000_000.0  # a window boundary
-    reads: list[str] = []
 
-    def record(_c: Any, _cur: Any, statement: str, *_rest: Any) -> None:
-        if statement.startswith("SELECT") and "FROM rate_limits" in statement:
-            reads.append(statement)
 
-    event.listen(database.engine, "before_cursor_execute", record)
-    try:
-        _refuse_if_full(session, request, [rule], t0)  # never counted here: read
-        assert len(reads) == 1
-        assert count(session, [rule], t0) is None  # 1 of 6
-        assert count(session, [rule], t0 + 1) is None  # 2 of 6
-        reads.clear()
-        _refuse_if_full(session, request, [rule], t0 + 2)  # 3 of 6 after it: skipped
-        assert reads == []
-        assert count(session, [rule], t0 + 3) is None  # 3 of 6
-        _refuse_if_full(session, request, [rule], t0 + 4)  # 4 of 6 after it: read
-        assert len(reads) == 1
-        for second in (5, 6, 7):
-            assert count(session, [rule], t0 + second) is None  # 6 of 6
-        with pytest.raises(RateLimited):
-            _refuse_if_full(session, request, [rule], t0 + 8)  # full: read, and refused
-        reads.clear()
-        _refuse_if_full(session, request, [rule], t0 + 60 + 59)  # next window: read again
-        assert len(reads) == 1
-    finally:
-        event.remove(database.engine, "before_cursor_execute", record)
+def _counts(database: Database, keys: list[str]) -> dict[str, int]:
+    with database.session() as other:
+        rows = other.execute(select(RateLimit.key, RateLimit.hits).where(RateLimit.key.in_(keys)))
+        return {key: hits for key, hits in rows}
+
+
+def test_a_post_holds_no_counter_row_until_it_commits(
+    database: Database, settings: Settings
+) -> None:
+    """PostgreSQL: the API's post route counts the attempt before the post's transaction, each
+    statement committing as it runs, so the counter row of the client's address (shared by every
+    post from it) is not held while the post is written and committed — another count of the
+    same keys meanwhile does not wait. Counted inside the post, it waited for the commit."""
+    if database.is_sqlite:
+        pytest.skip("SQLite has one write lock for everything")
+    limits = settings.model_copy(update={"rate_limits": True})
+    request = _post_request(limits, f"192.0.2.{random.randint(1, 254)}")
+    with database.session() as session:
+        user = accounts.register(session, unique_name(), "password123")
+        session.commit()
+    keys = sorted([f"post:user:{user.id}", f"post:addr:{request.client.host}"])
+    with database.session() as session:
+        with counting_post(session, request, lambda: session.get(User, user.id)) as got:
+            assert got.id == user.id
+            session.execute(select(RateLimit.key).limit(1))  # the post's own transaction
+        assert _counts(database, keys) == dict.fromkeys(keys, 1)  # counted, committed
+        with database.session() as meanwhile:
+            meanwhile.execute(text("SET LOCAL lock_timeout = '2s'"))
+            rules = [Rule(key, 100, MINUTE, "書き込み") for key in keys]
+            assert count(meanwhile, rules, time.time()) is None  # would time out if held
+            meanwhile.commit()
+        session.commit()
+    assert _counts(database, keys) == dict.fromkeys(keys, 2)
+
+
+def test_a_full_counter_refuses_a_post_before_its_transaction_and_takes_it_back(
+    database: Database, settings: Settings
+) -> None:
+    limits = settings.model_copy(update={"rate_limits": True, "posts_per_minute_per_account": 2})
+    request = _post_request(limits, f"198.51.100.{random.randint(1, 254)}")
+    with database.session() as session:
+        user = accounts.register(session, unique_name(), "password123")
+        session.commit()
+    key = f"post:user:{user.id}"
+    for _ in range(2):
+        with database.session() as session:
+            with counting_post(session, request, lambda: session.get(User, user.id)):
+                pass
+            session.commit()
+    with database.session() as session:
+        with (
+            pytest.raises(RateLimited),
+            counting_post(session, request, lambda: session.get(User, user.id)),
+        ):
+            raise AssertionError("refused before the post")
+        assert request.state.retry_after >= 1
+        # The session is usable again, in a transaction of its own.
+        assert session.get(User, user.id) is not None
+        session.rollback()
+    assert _counts(database, [key]) == {key: 2}
 
 
 def test_a_post_that_waits_too_long_for_the_write_lock_is_503_and_stores_nothing(

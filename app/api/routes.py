@@ -3,6 +3,7 @@ so no cross-site form can act through it."""
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
@@ -122,8 +123,8 @@ async def create_post(thread_id: int, body: schemas.NewPost, request: Request) -
 def _create_post(request: Request, thread_id: int, body: str) -> bytes:
     database: Database = request.app.state.database
     with database.session() as session:
-        user = deps.require_bearer_user(request, session)
-        with ratelimit.counting_post(session, request, user):
+        signed_in = functools.partial(deps.require_bearer_user, request, session)
+        with ratelimit.counting_post(session, request, signed_in) as user:
             post, replies = gm.submit_post(session, thread_id, user, body, deps.secret_key(request))
         session.commit()
         return post_result(post, replies).model_dump_json().encode()

@@ -26,8 +26,9 @@ from sqlalchemy.orm.attributes import set_committed_value
 def make_engine(url: str, **kwargs: Any) -> Engine:
     parsed = make_url(url)
     # JSON columns (a game's state, a move, a reply's error) through orjson: the stdlib's
-    # encoder and decoder were a tenth of a command post's Python (docs/benchmarks.md, round
-    # 5). The same values come back; text is stored as UTF-8, not \u escapes.
+    # encoder and decoder were ~3 % of the server's time under the post benchmark
+    # (docs/benchmarks.md, round 5). The same values come back; text is stored as UTF-8, not
+    # \u escapes.
     kwargs.setdefault("json_deserializer", orjson.loads)
     if parsed.get_backend_name() == "sqlite":
         connect_args: dict[str, Any] = {
@@ -335,10 +336,12 @@ class Loading:
     the session is returned in its place — with its columns brought up to date when
     ``refresh`` is set (the ORM's ``populate_existing``), untouched otherwise.
 
-    The ORM's own SELECT spends most of a short query's time in Python (compiling the
-    query's context, the loading machinery: about 0.2 ms a row on the post path, which reads
-    the token's user, the game and its seats). Pending changes are flushed first, as the
-    ORM's autoflush would. ``load`` returns, per row, the object and the extra columns.
+    The ORM's own SELECT spends most of a short query's time in Python (the query's context,
+    the loading machinery); for the post path's three reads — the token's user, the game, its
+    seats — this took a command post from 4.8 to 4.1 ms of CPU in process on PostgreSQL
+    (docs/benchmarks.md, round 5). Pending changes are flushed first, as the ORM's autoflush
+    would. ``load`` returns, per row, the object and the extra columns. The class must have a
+    one-column primary key and no inheritance (the identity key is built here).
     """
 
     def __init__(self, entity: type[Any], statement: Any, *, refresh: bool) -> None:
@@ -365,7 +368,7 @@ class Loading:
         identity_map = session.identity_map
         entity, keys, width = self.entity, self.keys, self.width
         for row in self.prepared.fetch(session, params):
-            key = (entity, (row[self.primary_key],), None)
+            key = (entity, (row[self.primary_key],), None)  # as sqlalchemy.orm.identity_key
             loaded = identity_map.get(key)
             if loaded is None:
                 # As the ORM's loader does: the columns written into the new object's dict,

@@ -13,6 +13,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import orjson
@@ -103,6 +104,9 @@ class SerialisedConnection(sqlite3.Connection):
     _holding = False
 
     def begin_immediate(self) -> None:
+        if _NO_WAIT.get():
+            self._begin_now()
+            return
         lock = self.write_lock
         if lock is not None and not self._holding:
             if not lock.acquire(timeout=BUSY_SECONDS):
@@ -110,6 +114,28 @@ class SerialisedConnection(sqlite3.Connection):
             self._holding = True
         try:
             self.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._release()
+            raise
+
+    def _begin_now(self) -> None:
+        """``BEGIN IMMEDIATE`` if neither lock is taken this instant, else ``WouldWait``."""
+        lock = self.write_lock
+        if lock is not None and not self._holding:
+            if not lock.acquire(blocking=False):
+                raise WouldWait
+            self._holding = True
+        try:
+            self.execute("PRAGMA busy_timeout=0")
+            try:
+                self.execute("BEGIN IMMEDIATE")
+            finally:
+                self.execute(f"PRAGMA busy_timeout={BUSY_SECONDS * 1000}")
+        except sqlite3.OperationalError as error:
+            self._release()
+            if error.sqlite_errorcode == sqlite3.SQLITE_BUSY:  # another process writes
+                raise WouldWait from error
+            raise
         except BaseException:
             self._release()
             raise
@@ -137,6 +163,31 @@ class SerialisedConnection(sqlite3.Connection):
             self._holding = False
             assert self.write_lock is not None
             self.write_lock.release()
+
+
+class WouldWait(Exception):
+    """``begin_now`` found the database in use by another transaction."""
+
+
+_NO_WAIT: ContextVar[bool] = ContextVar("bbsgm_sqlite_no_wait", default=False)
+
+
+def begin_now(session: Session) -> bool:
+    """SQLite: begin the session's transaction (``BEGIN IMMEDIATE``, holding the write lock
+    until it ends) if the database is free this instant, and say so; False, with nothing
+    begun, if another transaction of this process or of another one holds it. Never waits, so
+    the event loop may call it: a caller that gets False does its work in a worker thread,
+    which waits its turn as usual. Call it before the session has run anything; on
+    PostgreSQL it only begins (it never waits there either: nothing is locked by BEGIN)."""
+    token = _NO_WAIT.set(True)
+    try:
+        session.connection()
+    except WouldWait:
+        session.close()
+        return False
+    finally:
+        _NO_WAIT.reset(token)
+    return True
 
 
 @contextmanager

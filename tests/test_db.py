@@ -1,17 +1,21 @@
 """`app.db.Prepared`: a Core statement compiled once and run on the session's DBAPI connection
 (docs/benchmarks.md, round 4) stores what SQLAlchemy's own execution would, in the session's
-transaction; `app.db.Loading` (round 5) reads rows into the session as the ORM would."""
+transaction; `app.db.Loading` (round 5) reads rows into the session as the ORM would;
+`app.db.begin_now` (round 6) begins a SQLite transaction only if it need not wait."""
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
-from sqlalchemy import Text, bindparam, insert, select, update
+from sqlalchemy import Text, bindparam, insert, select, text, update
 from sqlalchemy import inspect as inspect_object
 from sqlalchemy.orm import Session
 
-from app.db import Loading, Prepared
+from app.db import BUSY_SECONDS, Database, Loading, Prepared, begin_now
 from app.forum import service as forum
 from app.gm import service as gm
 from app.models import Game, GamePlayer, Post, Thread, User
@@ -193,3 +197,88 @@ def test_json_columns_keep_their_values_and_store_text_as_utf8(
     assert stored.reply_error == {**{k: v for k, v in error.items() if k != 7}, "7": "x"}
     raw = session.scalar(select(_POSTS.c.reply_error.cast(Text)).where(_POSTS.c.id == post.id))
     assert "役者が足りません" in raw and "\\u" not in raw
+
+
+@pytest.fixture
+def sqlite_file(tmp_path: Path) -> Iterator[tuple[Database, Path]]:
+    """A SQLite file of its own (whatever the suite's database), on a pool of one connection,
+    so that each session below gets the connection the one before had."""
+    path = tmp_path / "begin-now.db"
+    database = Database(f"sqlite:///{path}", pool_size=1, max_overflow=0)
+    with database.session() as session:
+        session.execute(text("CREATE TABLE notes (body TEXT)"))
+        session.commit()
+    yield database, path
+    database.dispose()
+
+
+def _write_lock_of(database: Database) -> object:
+    with database.engine.connect() as connection:
+        lock = connection.connection.dbapi_connection.write_lock  # type: ignore[union-attr]
+        connection.rollback()
+    return lock
+
+
+def _busy_timeout(database: Database) -> int:
+    with database.session() as session:
+        return int(session.scalar(text("PRAGMA busy_timeout")))
+
+
+def test_begin_now_takes_the_write_lock_of_a_free_database(
+    sqlite_file: tuple[Database, Path],
+) -> None:
+    database, _ = sqlite_file
+    lock = _write_lock_of(database)
+    with database.session() as session:
+        assert begin_now(session)
+        assert lock.locked()  # type: ignore[attr-defined]
+        session.execute(text("INSERT INTO notes VALUES ('今')"))
+        session.commit()
+        assert not lock.locked()  # type: ignore[attr-defined]
+    with database.session() as session:
+        assert session.scalars(text("SELECT body FROM notes")).all() == ["今"]
+    assert _busy_timeout(database) == BUSY_SECONDS * 1000
+
+
+def test_begin_now_does_not_wait_for_a_transaction_of_this_process(
+    sqlite_file: tuple[Database, Path],
+) -> None:
+    """Another thread's transaction holds the process's write lock: False at once, nothing
+    begun; the session can still be used, waiting its turn as usual."""
+    database, _ = sqlite_file
+    holder = Database(database.url)  # another engine on the file shares the process's lock
+    try:
+        with holder.engine.connect() as held:
+            held.begin()
+            held.exec_driver_sql("SELECT 1")
+            with database.session() as session:
+                assert not begin_now(session)
+                assert not session.in_transaction()
+            held.rollback()
+        with database.session() as session:
+            session.execute(text("INSERT INTO notes VALUES ('後')"))
+            session.commit()
+    finally:
+        holder.dispose()
+    assert _busy_timeout(database) == BUSY_SECONDS * 1000
+
+
+def test_begin_now_does_not_wait_for_another_process(sqlite_file: tuple[Database, Path]) -> None:
+    """Another process (``bbsgm tick``, say) holds SQLite's own lock: False at once instead of
+    SQLite's busy wait, this process's lock given back, the busy timeout as it was."""
+    database, path = sqlite_file
+    lock = _write_lock_of(database)
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        with database.session() as session:
+            assert not begin_now(session)
+        assert not lock.locked()  # type: ignore[attr-defined]
+        other.execute("ROLLBACK")
+        with database.session() as session:
+            assert begin_now(session)
+            session.execute(text("INSERT INTO notes VALUES ('次')"))
+            session.commit()
+    finally:
+        other.close()
+    assert _busy_timeout(database) == BUSY_SECONDS * 1000

@@ -16,6 +16,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import Any
 
@@ -28,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from app import accounts, i18n
 from app import db as app_db
+from app.api import routes
 from app.config import Settings
 from app.db import Database
 from app.main import _unavailable, open_database
@@ -503,6 +505,42 @@ def test_a_post_that_waits_too_long_for_the_write_lock_is_503_and_stores_nothing
     monkeypatch.undo()
     after = poster.post(f"/api/threads/{thread_id}/posts", {"body": "通った"})
     assert after.status_code == 201 and after.json()["post"]["number"] == 2, after.text
+
+
+def test_a_post_runs_in_the_event_loop_only_when_the_write_lock_is_free(
+    client: httpx.Client, database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite (app/api/routes.py, docs/benchmarks.md round 6): a post that finds the write
+    lock free is done in the event loop; one that finds it held waits in a worker thread, and
+    the server goes on answering other requests meanwhile; it is stored when the lock is
+    given back, with the next number."""
+    if database.engine.dialect.name != "sqlite":
+        pytest.skip("the write lock is SQLite's")
+    began: list[bool] = []
+
+    def spy(session: Session) -> bool:
+        began.append(app_db.begin_now(session))
+        return began[-1]
+
+    monkeypatch.setattr(routes, "begin_now", spy)
+    poster = api_user(client)
+    made = poster.post("/api/boards/chat/threads", {"title": "順番", "body": "一"}).json()
+    thread_id = made["id"]
+    first = poster.post(f"/api/threads/{thread_id}/posts", {"body": "空いていた"})
+    assert first.status_code == 201 and began == [True], first.text
+    with database.engine.connect() as holder, ThreadPoolExecutor(1) as pool:
+        holder.begin()  # BEGIN IMMEDIATE: this process's write lock, held
+        holder.exec_driver_sql("SELECT 1")
+        waiting = pool.submit(poster.post, f"/api/threads/{thread_id}/posts", {"body": "待った"})
+        deadline = time.monotonic() + 30
+        while len(began) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert began == [True, False]
+        other = client.get("/static/favicon.svg")  # the event loop is free
+        assert other.status_code == 200 and not waiting.done()
+        holder.rollback()
+        second = waiting.result(timeout=30)
+    assert second.status_code == 201 and second.json()["post"]["number"] == 3, second.text
 
 
 def test_only_a_lock_wait_or_a_lost_connection_counts_as_the_database_not_answering() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from fastapi.templating import Jinja2Templates
+from jinja2 import select_autoescape
 from starlette.requests import Request
 
 from app import i18n
@@ -22,6 +23,9 @@ def make_templates(settings: Settings) -> Jinja2Templates:
     i18n.load_catalogs()
     templates = Jinja2Templates(directory=str(settings.templates_dir))
     env = templates.env
+    # Starlette's default escapes .html/.htm/.xml only: the games' boards (board.html.j2,
+    # included by the game page, the panel and the replay) rendered players' free text raw.
+    env.autoescape = select_autoescape(["html", "htm", "xml", "html.j2"])
     env.filters["bbs_time"] = bbs_time
     env.trim_blocks = True
     env.lstrip_blocks = True

@@ -31,6 +31,20 @@ def test_preview_answers_like_a_post_and_stores_nothing(client: httpx.Client) ->
     assert client.get(f"/api/games/{ids['id']}").json()["version"] == version
 
 
+def test_an_accepted_preview_lists_its_lines_without_their_outcome(client: httpx.Client) -> None:
+    """docs/gm.md, Preview: an accepted line is answered with the line, not its result (a
+    draw, a judgment, the seed at the end could be fished for with free previews)."""
+    master, _players, ids = started_game(client)
+    version = client.get(f"/api/games/{ids['id']}").json()["version"]
+    reply = master.post(f"/api/games/{ids['id']}/preview", {"body": "よろしく\nPAUSE"})
+    assert reply.status_code == 200
+    answer = reply.json()["replies"][0]
+    assert answer["ok"] is True and answer["error"] is None
+    assert "2行目: PAUSE" in answer["body"] and "投稿したときに決まる" in answer["body"]
+    assert client.get(f"/api/games/{ids['id']}").json()["version"] == version
+    assert client.get(f"/api/games/{ids['id']}").json()["status"] == "active"
+
+
 def test_gm_hides_a_post_players_cannot(client: httpx.Client) -> None:
     master, players, ids = started_game(client)
     thread = ids["thread_id"]

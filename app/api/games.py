@@ -268,11 +268,12 @@ def sealed_list(game_id: int, session: SessionDep, user: OptionalApiUser) -> lis
 def preview(
     game_id: int, body: BodyIn, request: Request, session: SessionDep, user: ApiUser
 ) -> PostResult:
-    """The bot's answer to this body as a post in the game's thread; nothing is stored."""
+    """The bot's answer to this body as a post in the game's thread, short of outcomes that
+    would reveal hidden information (``gm.preview``); nothing is stored."""
     ratelimit.check_post(session, request, user)
     found = gm.get_game(session, game_id)
     try:
-        post, replies = gm.submit_post(
+        post, replies = gm.preview(
             session, found.thread_id, user, body.body, deps.secret_key(request)
         )
         return post_result(post, replies)

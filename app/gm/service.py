@@ -152,8 +152,11 @@ def submit_post(
     body: str,
     secret: str,
     now: datetime | None = None,
+    *,
+    preview: bool = False,
 ) -> tuple[Post, list[Post]]:
     """Store the post; if its thread hosts a game and it has command lines, answer as the GM.
+    ``preview``: see ``preview`` (the caller rolls back).
 
     Locks in the order every writer of a game uses (sealed commands, the deadline bot): the
     game row first, then the thread's numbers.
@@ -189,6 +192,9 @@ def submit_post(
         reply = _bot_post(
             session, game, outcome.public_text, secret, now, post.number, outcome.error, first + 1
         )
+    elif preview:
+        text = preview_text(lines)
+        reply = _bot_post(session, game, text, secret, now, post.number, number=first + 1)
     else:
         pipeline.save(session, sub, work, post=post, sealed_id=None)
         text = pipeline.success_text(session, sub, work)
@@ -252,8 +258,25 @@ def submit_sealed(
 def preview(
     session: Session, thread_id: int, user: User, body: str, secret: str
 ) -> tuple[Post, list[Post]]:
-    """The bot's answer as it would be; the caller rolls the transaction back."""
-    return submit_post(session, thread_id, user, body, secret)
+    """The bot's answer to this body as far as it can be told before it is posted; the caller
+    rolls the transaction back. The whole pipeline runs: a refused post gets the same error it
+    would get posted (line, position, why, what is legal now), which reveals nothing. An
+    accepted one is answered with its command lines, not with their outcome: that can hang on
+    what the poster may not see (the next card of a closed deck, the secret rule's judgment of
+    a card, the seed posted at the end), and a preview can be asked again and again for free.
+    """
+    return submit_post(session, thread_id, user, body, secret, preview=True)
+
+
+def preview_text(lines: list[tuple[int, str]]) -> str:
+    """An accepted preview's answer: which lines would be applied, in order."""
+    listed = "\n".join(f"{number}行目: {line}" for number, line in lines)
+    return (
+        "プレビュー: 次の命令はこのまま受け付けられます。\n"
+        f"{listed}\n"
+        "結果（引くカード、判定、ダイスの目、終局の公開など）は投稿したときに決まるため、"
+        "プレビューには出ません。"
+    )
 
 
 def sealed_for(session: Session, game: Game, user: User | None) -> list[SealedCommand]:

@@ -197,9 +197,7 @@ def preview_post(
     else:
         try:
             ratelimit.check_post(session, request, user)
-            _post, replies = gm.submit_post(
-                session, thread.id, user, body, deps.secret_key(request)
-            )
+            _post, replies = gm.preview(session, thread.id, user, body, deps.secret_key(request))
             preview = [reply.body for reply in replies] or [i18n.gettext(NO_REPLY)]
         except ServiceError as exc:
             status, error = exc.status, exc.message
@@ -248,6 +246,9 @@ def hide_post(
     csrf_token: FormText = "",
     action: FormText = "hide",
 ) -> Response:
+    if user is None:  # as every other form: log in first, then whether you may
+        message = N_("書き込みを隠すにはログインしてください。")
+        return render(request, "error.html", user, 401, status=401, message=message)
     if not deps.csrf_ok(request, csrf_token):
         return render(request, "error.html", user, 403, status=403, message=CSRF_MESSAGE)
     moderation.set_hidden(session, thread_id, number, user, action != "unhide")

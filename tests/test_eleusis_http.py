@@ -143,3 +143,32 @@ def test_parent_four_children_and_a_prophet(client: httpx.Client) -> None:
     assert RULE in epilogue and NOTE in epilogue and "エピローグ" in epilogue
     export = client.get(f"/api/games/{gid}/export").json()
     assert export["seed"] and all(m["command"] != "（封印）" for m in export["moves"])
+
+
+def test_a_game_ends_although_its_sealed_commands_are_longer_than_a_post(
+    client: httpx.Client,
+) -> None:
+    """The closing post quotes every sealed command (docs/gm.md): a parent's rule sealed with
+    9,000 characters of notes made it longer than a post may be, and the GM's ABORT was
+    refused (422), so the game could not end. Now each is quoted up to 300 characters and
+    the game page lists them whole."""
+    master = api_user(client)
+    parent, *children = [api_user(client) for _ in range(4)]
+    game = master.post("/api/games", {"kind": "eleusis", "title": "長い封印"}).json()
+    tid, gid = game["thread_id"], game["id"]
+    for user in [parent, *children]:
+        assert user.post(f"/api/threads/{tid}/posts", {"body": "参加"}).status_code == 201
+    assert master.post(f"/api/threads/{tid}/posts", {"body": "START"}).json()["replies"][0]["ok"]
+    notes = "\n".join(f"覚え書き{i:03d} " + "あ" * 80 for i in range(100))
+    sealed = parent.post(f"/api/games/{gid}/sealed", {"body": f"RULE {RULE}\n{notes}"}).json()
+    assert sealed["sealed"]["ok"], sealed
+    ended = master.post(f"/api/threads/{tid}/posts", {"body": "ABORT"})
+    assert ended.status_code == 201, ended.text
+    closing = ended.json()["replies"][0]
+    assert closing["ok"], closing["body"]
+    assert len(closing["body"]) <= 10_000
+    assert f"封印 {parent.name}" in closing["body"] and f"/games/{gid}" in closing["body"]
+    assert "覚え書き099" not in closing["body"]
+    assert client.get(f"/api/games/{gid}").json()["status"] == "aborted"
+    page = client.get(f"/games/{gid}").text
+    assert "覚え書き099" in page  # the whole sealed command, now public

@@ -783,6 +783,10 @@ def seed_hash(seed: str) -> str:
     return hashlib.sha256(seed.encode()).hexdigest()
 
 
+# How much of each sealed command the closing post quotes; the game page lists them whole.
+EPILOGUE_SEALED_CHARS = 300
+
+
 def closing_lines(session: Session, game: Game, impl: GameImpl) -> list[str]:
     """The final ranking, the seed, and the epilogue: every sealed command and hidden thing."""
     lines: list[str] = []
@@ -803,6 +807,8 @@ def closing_lines(session: Session, game: Game, impl: GameImpl) -> list[str]:
         lines += ["", "【エピローグ】すべての封印と秘密を公開します。"]
         for row in sealed:
             body = row.body.replace("\n", " / ")
+            if len(body) > EPILOGUE_SEALED_CHARS:  # a post has room for a few at 10,000
+                body = f"{body[:EPILOGUE_SEALED_CHARS]}…（全文はゲームのページ /games/{game.id}）"
             lines.append(f"封印 {row.author_name} {format_bbs_time(row.created_at)}: {body}")
         lines.extend(hidden)
     return lines

@@ -129,6 +129,12 @@ def _bot_post(
     error: LineError | None = None,
     number: int | None = None,
 ) -> Post:
+    """The bot's post. Its text is not a user's and is never refused for its length: beyond a
+    post's limit it is cut, saying where the rest is (the closing post of a game with many
+    sealed commands, say), so a game can always go on and end."""
+    if len(text) > forum.MAX_BODY_CHARS:
+        note = f"\n…（長すぎるためここまでにします。続きはゲームのページ /games/{game.id} に）"
+        text = text[: forum.MAX_BODY_CHARS - len(note)] + note
     return forum.add_post(
         session,
         game.thread_id,

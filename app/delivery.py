@@ -33,14 +33,20 @@ BATCH = 50
 
 
 def validate_url(raw: str) -> str:
+    """A webhook URL as it is stored: one that httpx, which sends it, takes as it is."""
     url = raw.strip()
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    if len(url) > 500 or any(ch.isspace() or not ch.isprintable() for ch in url):
+        raise Invalid("Webhook の URL が長すぎるか、空白や制御文字を含んでいます。", field="url")
+    try:
+        parts = urlsplit(url)
+        complete = parts.scheme in ("http", "https") and bool(parts.hostname)
+        httpx.URL(url)
+    except (ValueError, httpx.InvalidURL):  # "http://[::1": unbalanced brackets, say
+        complete = False
+    if not complete:
         raise Invalid(
             "Webhook の URL は http:// か https:// で始まる完全な URL にしてください。", field="url"
         )
-    if len(url) > 500 or any(ch.isspace() for ch in url):
-        raise Invalid("Webhook の URL が長すぎるか、空白を含んでいます。", field="url")
     if parts.username or parts.password:
         raise Invalid("Webhook の URL に利用者名やパスワードは書けません。", field="url")
     return url
@@ -280,10 +286,13 @@ def deliver_due(
     for job in _claim(db, now, settings.base_url.rstrip("/")):
         error: str | None = None
         status: int | None = None
+        permanent = False
         try:
             status = _send(job, settings, transport)
         except (httpx.HTTPError, OSError, smtplib.SMTPException, RuntimeError) as exc:
             error = str(exc) or type(exc).__name__
+        except httpx.InvalidURL as exc:  # stored before validate_url refused such URLs
+            error, permanent = f"invalid URL: {exc}", True
         with db.session() as session:
             delivery = session.get(Delivery, job.delivery_id)
             if delivery is None:
@@ -292,7 +301,7 @@ def deliver_due(
             if error is None:
                 delivery.status, delivery.delivered_at, delivery.last_error = "sent", now, None
                 counts["sent"] += 1
-            elif delivery.attempts >= MAX_ATTEMPTS:
+            elif delivery.attempts >= MAX_ATTEMPTS or permanent:
                 delivery.status, delivery.last_error = "failed", error
                 counts["failed"] += 1
             else:

@@ -21,7 +21,7 @@ from sqlalchemy import select
 from app.config import Settings
 from app.db import Database
 from app.delivery import MAX_ATTEMPTS, deliver_due
-from app.models import Delivery
+from app.models import Delivery, User, Webhook
 from tests.conftest import ApiUser, api_user
 
 
@@ -178,6 +178,10 @@ def test_unreachable_webhook_never_delays_a_post(
         "not a url",
         "http://user:pw@example.com/",
         "https://example.com/" + "x" * 600,
+        "http://[::1",  # urlsplit's ValueError was a 500
+        "http://127.0.0.1:9/\x00x",  # stored, then httpx refused to send it
+        "http://127.0.0.1:9/\x7fx",
+        "http://[not-an-address]/",
     ],
 )
 def test_bad_webhook_urls_are_refused(client: httpx.Client, url: str) -> None:
@@ -185,6 +189,28 @@ def test_bad_webhook_urls_are_refused(client: httpx.Client, url: str) -> None:
     reply = player.post("/api/me/webhooks", {"url": url})
     assert reply.status_code == 422 and reply.json()["detail"]
     assert player.get("/api/me/webhooks").json() == []
+
+
+def test_a_stored_url_httpx_refuses_fails_its_delivery_at_once_and_spares_the_rest(
+    client: httpx.Client, database: Database, settings: Settings, receiver: Receiver
+) -> None:
+    """A webhook stored before validate_url refused such URLs: its delivery is marked failed
+    on the first attempt, with the reason, and the other deliveries of the batch still go."""
+    player = api_user(client)
+    player.post("/api/me/webhooks", {"url": receiver.url})
+    bad = "http://127.0.0.1:9/\x01x"  # PostgreSQL stores no NUL
+    with database.session() as session:
+        user_id = session.scalar(select(User.id).where(User.name == player.name))
+        session.add(Webhook(user_id=user_id, url=bad))
+        session.commit()
+    started_game(client, player)
+    counts = deliver_due(database, settings)
+    assert counts["failed"] >= 1 and counts["sent"] >= 1, counts
+    with database.session() as session:
+        rows = session.scalars(select(Delivery).where(Delivery.target == bad)).all()
+        assert rows and all(r.status == "failed" and r.attempts == 1 for r in rows)
+        assert all("invalid URL" in (r.last_error or "") for r in rows)
+    assert receiver.bodies
 
 
 def test_mail_is_opt_in_and_names_game_turn_and_moves(

@@ -9,13 +9,15 @@ from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from app import delivery, feeds
+from app.api.schemas import ERROR_RESPONSES
 from app.errors import ServiceError
 from app.models import User
 from app.web import deps
 from app.web.common import CSRF_MESSAGE, redirect, render
 from app.web.deps import ApiUser, PageUser, SessionDep
 
-router = APIRouter()
+# The pages are left out of the schema; the /api/me routes answer errors like every API router.
+router = APIRouter(responses=ERROR_RESPONSES)
 ATOM = "application/atom+xml; charset=utf-8"
 
 
@@ -116,11 +118,11 @@ def api_notifications(session: SessionDep, user: ApiUser) -> list[dict[str, obje
 
 
 class WebhookIn(BaseModel):
-    url: str = Field(max_length=2000)
+    url: str = Field(max_length=2000, json_schema_extra={"format": "uri"})  # http(s) only
 
 
 class EmailIn(BaseModel):
-    email: str | None = Field(default=None, max_length=1000)
+    email: str | None = Field(default=None, max_length=1000, json_schema_extra={"format": "email"})
     notify: bool = False
 
 

@@ -14,7 +14,7 @@ from sse_starlette.sse import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
 from app import live, moderation
-from app.api.schemas import PostOut
+from app.api.schemas import ERROR_RESPONSES, PostOut
 from app.db import Database
 from app.forum import service as forum
 from app.forum.render import render_body
@@ -24,6 +24,40 @@ from app.web.deps import PageUser, SessionDep
 
 router = APIRouter()
 BATCH = 200
+
+
+class PostEvent(PostOut):
+    """The data of one ``event: post``: the post's JSON fields and its server-rendered HTML."""
+
+    html: str
+
+
+# OpenAPI 3.1 has no keyword for event streams: the `schema` of `text/event-stream` describes one
+# event as EventSource parses it (as schemathesis reads it too); its `data` is a PostEvent.
+POST_EVENT_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {
+        "event": {"const": "post"},
+        "id": {
+            "type": "string",
+            "pattern": "^[1-9][0-9]*$",
+            "description": "The post's number; sent back as Last-Event-ID, the stream resumes",
+        },
+        "data": {
+            "type": "string",
+            "contentMediaType": "application/json",
+            "contentSchema": PostEvent.model_json_schema(),
+        },
+    },
+    "required": ["event", "id", "data"],
+}
+EVENTS_RESPONSES: dict[int | str, dict[str, object]] = {
+    200: {
+        "description": "An endless event stream: every post after `after`, then each new one",
+        "content": {"text/event-stream": {"schema": POST_EVENT_SCHEMA}},
+    },
+    **{status: ERROR_RESPONSES[status] for status in (404, 422, 429)},
+}
 
 
 def _posts_after(
@@ -64,7 +98,11 @@ def _resume_point(last_event_id: str | None, after: int) -> int:
 
 
 @router.get("/threads/{thread_id}/events", include_in_schema=False)
-@router.get("/api/threads/{thread_id}/events")
+@router.get(
+    "/api/threads/{thread_id}/events",
+    response_class=EventSourceResponse,
+    responses=EVENTS_RESPONSES,
+)
 async def thread_events(
     request: Request,
     thread_id: int,

@@ -42,8 +42,6 @@ class Settings(BaseSettings):
     smtp_password: str | None = None
     smtp_from: str = "bbsgm@localhost"
     smtp_starttls: bool = False
-    max_body_chars: int = 10_000
-    max_title_chars: int = 100
     # Rate limits (app/ratelimit.py), counted in the database; 0 turns one limit off and
     # rate_limits=false all of them. Logins count per address and per account name tried.
     rate_limits: bool = True

@@ -10,6 +10,7 @@ that might try to deliver to one (webhooks, mail): the tests talk to 127.0.0.1 o
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Iterator
@@ -22,10 +23,12 @@ import pytest
 from fastapi.routing import APIRoute
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import func, select
 
 from app.config import Settings
 from app.db import Database
 from app.main import create_app
+from app.models import SealedCommand
 from tests.conftest import LiveServer
 from tests.test_load_support import fast_users, session_cookie
 
@@ -123,20 +126,10 @@ def fixtures(live_server: LiveServer, database: Database) -> Iterator[dict[str, 
         }
 
 
-# Rejections known to come without a message, each reported; the "never a 500" check still
-# holds for them, and test_known_gaps_are_still_open fails once one is fixed (then drop it).
-KNOWN_GAPS: dict[tuple[str, str, int], str] = {
-    # templates/games/game.html shows sealed_error only inside {% if can_seal %}, so the
-    # visitor refused (401 anonymous, 403 not a player) gets the game page with no message.
-    ("POST", "/games/{game_id}/sealed", 401): "sealed form error hidden from non-players",
-    ("POST", "/games/{game_id}/sealed", 403): "sealed form error hidden from non-players",
-}
-
-
 def check_answer(method: str, path: str, reply: httpx.Response, body: str) -> None:
     where = f"{method} {path} -> {reply.status_code}"
     assert reply.status_code < 500, f"{where}: {body[:2000]}"
-    if reply.status_code < 400 or (method, path, reply.status_code) in KNOWN_GAPS:
+    if reply.status_code < 400:
         return
     kind = reply.headers.get("content-type", "")
     if "json" in kind or path.startswith("/api"):
@@ -239,23 +232,56 @@ def test_every_route_is_fuzzed() -> None:
     assert {method for method, _ in ENDPOINTS} >= {"GET", "POST"}
 
 
-@pytest.mark.parametrize(("method", "path", "status"), sorted(KNOWN_GAPS))
-def test_known_gaps_are_still_open(
+REFUSED_SEALED = [
+    ("anonymous", "ja", 401, "封印コマンドを送るにはログインしてください。"),
+    ("stranger", "ja", 403, "封印コマンドを送れるのは、このゲームのプレイヤーと GM だけです。"),
+    ("anonymous", "en", 401, "Log in to send a sealed command."),
+    ("stranger", "en", 403, "Only this game’s players and GM can send sealed commands."),
+]
+
+
+def sealed_count(database: Database, game_id: int) -> int:
+    with database.session() as session:
+        return (
+            session.scalar(
+                select(func.count())
+                .select_from(SealedCommand)
+                .where(SealedCommand.game_id == game_id)
+            )
+            or 0
+        )
+
+
+@pytest.mark.parametrize(
+    ("who", "lang", "status", "message"),
+    REFUSED_SEALED,
+    ids=[f"{who}-{lang}" for who, lang, *_ in REFUSED_SEALED],
+)
+def test_a_refused_sealed_command_says_why_to_a_visitor_without_the_form(
     live_server: LiveServer,
     database: Database,
     fixtures: dict[str, Any],
-    method: str,
-    path: str,
+    who: str,
+    lang: str,
     status: int,
+    message: str,
 ) -> None:
-    url = path.replace("{game_id}", str(fixtures["game"]))
-    cookies = {"bbsgm_csrf": fixtures["csrf_cookie"]}
-    if status == 403:
+    """The game page shows the sealed-command form to its players and GM only; the page that
+    answers anyone else's sealed command (not logged in: 401, not a player: 403) still says
+    what is wrong, in the reader's language, and nothing is stored."""
+    game_id = fixtures["game"]
+    cookies = {"bbsgm_csrf": fixtures["csrf_cookie"], "bbsgm_lang": lang}
+    if who == "stranger":
         with httpx.Client(base_url=live_server.url) as web:
-            stranger = fast_users(database, 1, web, prefix="gap")[0]
+            stranger = fast_users(database, 1, web, prefix="seal")[0]
         cookies["bbsgm_session"] = session_cookie(database, stranger.name)
+    before = sealed_count(database, game_id)
     form = {"body": "JOIN", "csrf_token": fixtures["csrf_token"]}
     with httpx.Client(base_url=live_server.url, cookies=cookies) as web:
-        reply = web.request(method, url, data=form)
+        reply = web.post(f"/games/{game_id}/sealed", data=form)
     assert reply.status_code == status
-    assert not ALERT.search(reply.text), "fixed: remove it from KNOWN_GAPS"
+    shown = ALERT.search(reply.text)
+    assert shown is not None, "no message in the page"
+    assert html.unescape(shown.group(1)).strip() == message
+    assert f'action="/games/{game_id}/sealed"' not in reply.text  # still no form for them
+    assert sealed_count(database, game_id) == before

@@ -33,7 +33,7 @@ from app.api import routes
 from app.config import Settings
 from app.db import Database
 from app.main import _unavailable, open_database
-from app.models import RateLimit, User
+from app.models import Game, RateLimit, SealedCommand, User
 from app.ratelimit import (
     MINUTE,
     RateLimited,
@@ -44,7 +44,7 @@ from app.ratelimit import (
     in_flight_limit,
     retry_after,
 )
-from tests.conftest import api_user, unique_name
+from tests.conftest import ApiUser, api_user, unique_name
 from tests.test_load_support import (
     ServeProcess,
     fast_users,
@@ -59,6 +59,7 @@ REGISTRATIONS = 2
 LOGINS_PER_ADDRESS = 4
 LOGINS_PER_NAME = 2
 TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
+ALERT = re.compile(r'role="alert">\s*([^<\s][^<]*)<')
 
 
 def address() -> dict[str, str]:
@@ -116,6 +117,60 @@ def assert_429(reply: httpx.Response, needle: str) -> int:
     return wait
 
 
+def games_made_by(database: Database, name: str) -> list[str]:
+    """The titles of the games this account is GM of."""
+    with database.session() as session:
+        found = select(Game.title).join(User, Game.gm_id == User.id).where(User.name == name)
+        return list(session.scalars(found))
+
+
+def sealed_count(database: Database, game_id: int) -> int:
+    with database.session() as session:
+        found = select(SealedCommand.id).where(SealedCommand.game_id == game_id)
+        return len(session.scalars(found).all())
+
+
+def active_game(client: httpx.Client, database: Database) -> tuple[int, ApiUser]:
+    """An えいつく game under way, set up on the suite's own server (no rate limits, same
+    database); and its GM, who plays too."""
+    gm_user, player = fast_users(database, 2, client)
+    made = gm_user.post("/api/games", {"kind": "eitsuku", "title": "封印", "options": {}})
+    assert made.status_code == 201, made.text
+    game = made.json()
+    for who, line in [(player, "JOIN"), (gm_user, "JOIN"), (gm_user, "START")]:
+        sent = who.post(f"/api/threads/{game['thread_id']}/posts", {"body": line})
+        assert sent.status_code == 201, sent.text
+    assert client.get(f"/api/games/{game['id']}").json()["status"] == "active"
+    return int(game["id"]), gm_user
+
+
+def log_in_page(web: httpx.Client, database: Database, user: ApiUser, path: str) -> str:
+    """``web`` logged in as ``user`` (a session cookie); the CSRF token of the form at ``path``."""
+    web.cookies.set("bbsgm_session", session_cookie(database, user.name))
+    token = TOKEN.search(web.get(path, headers=address()).text)
+    assert token is not None
+    return token.group(1)
+
+
+def use_up_posts(web: httpx.Client, database: Database, user: ApiUser) -> None:
+    """The account's posts for this minute, each from an address of its own."""
+    thread_id = new_thread(web, database)
+    for i in range(PER_ACCOUNT):
+        sent = web.post(
+            f"/api/threads/{thread_id}/posts",
+            json={"body": f"{i}"},
+            headers={**user.headers, **address()},
+        )
+        assert sent.status_code == 201, sent.text
+
+
+def alert(page: httpx.Response) -> str:
+    """The page's error message (what the reader sees), or fail."""
+    shown = ALERT.search(page.text)
+    assert shown is not None, f"no message in the page ({page.status_code})"
+    return shown.group(1)
+
+
 # --- sizes ---------------------------------------------------------------------------------
 
 
@@ -132,6 +187,71 @@ def test_body_and_title_sizes_are_422_with_the_limit(web: httpx.Client, database
     )
     assert long_title.status_code == 422 and "100文字以内" in long_title.json()["detail"]
     assert post_count(database, thread_id) == 1
+
+
+def test_game_title_over_100_characters_is_422_and_makes_no_game(
+    web: httpx.Client, database: Database
+) -> None:
+    """A game's title is its thread's title: 1–100 characters, by the API and by the
+    /games/new form; a longer one is refused with the limit, and no game is made."""
+    by_api, by_form = fast_users(database, 2, web)
+    url = "/api/games"
+    long_title = web.post(
+        url,
+        json={"kind": "eitsuku", "title": "あ" * 101},
+        headers={**by_api.headers, **address()},
+    )
+    assert long_title.status_code == 422 and "100文字以内" in long_title.json()["detail"]
+    huge = web.post(
+        url,
+        json={"kind": "eitsuku", "title": "t" * 10_001},
+        headers={**by_api.headers, **address()},
+    )
+    assert huge.status_code == 422, huge.text
+    [problem] = huge.json()["detail"]
+    assert problem["loc"] == ["body", "title"] and "10000" in problem["msg"]
+    assert games_made_by(database, by_api.name) == []
+    just = web.post(
+        url, json={"kind": "eitsuku", "title": "あ" * 100}, headers={**by_api.headers, **address()}
+    )
+    assert just.status_code == 201, just.text
+    assert games_made_by(database, by_api.name) == ["あ" * 100]
+
+    token = log_in_page(web, database, by_form, "/games/new")
+    page = web.post(
+        "/games",
+        data={"kind": "eitsuku", "title": "い" * 101, "csrf_token": token},
+        headers=address(),
+    )
+    assert page.status_code == 422
+    assert "100文字以内" in alert(page)
+    assert f'value="{"い" * 101}"' in page.text  # the form comes back with what was typed
+    assert games_made_by(database, by_form.name) == []
+
+
+def test_sealed_command_body_over_10000_characters_is_422_and_stores_nothing(
+    web: httpx.Client, client: httpx.Client, database: Database
+) -> None:
+    """A sealed command's body is a post body: at most 10,000 characters, by the API and by
+    the game page's form; a longer one is refused with the limit, and nothing is stored."""
+    game_id, player = active_game(client, database)
+    long_body = "あ" * 10_001
+    api = web.post(
+        f"/api/games/{game_id}/sealed",
+        json={"body": long_body},
+        headers={**player.headers, **address()},
+    )
+    assert api.status_code == 422 and "10000文字以内" in api.json()["detail"]
+    assert sealed_count(database, game_id) == 0
+
+    token = log_in_page(web, database, player, f"/games/{game_id}")
+    page = web.post(
+        f"/games/{game_id}/sealed", data={"body": long_body, "csrf_token": token}, headers=address()
+    )
+    assert page.status_code == 422
+    assert "10000文字以内" in alert(page)
+    assert long_body in page.text  # the form comes back with what was typed
+    assert sealed_count(database, game_id) == 0
 
 
 def test_request_body_over_256_kib_is_413(web: httpx.Client, database: Database) -> None:
@@ -293,6 +413,44 @@ def test_page_form_over_the_limit_keeps_the_text(limited: ServeProcess, database
         assert_429(refused, "書き込みが多すぎます")
         assert "まだ書きたい" in refused.text  # the form comes back with what was typed
         assert post_count(database, thread_id) == 1 + PER_ACCOUNT
+
+
+def test_new_game_form_over_the_limit_keeps_the_title(
+    web: httpx.Client, database: Database
+) -> None:
+    """A new game is a post: the /games/new form of an account over the limit answers 429
+    with Retry-After and says so, the form keeps the title, and no game is made."""
+    user = fast_users(database, 1, web)[0]
+    use_up_posts(web, database, user)
+    token = log_in_page(web, database, user, "/games/new")
+    refused = web.post(
+        "/games",
+        data={"kind": "eitsuku", "title": "まだ作りたい", "csrf_token": token},
+        headers=address(),
+    )
+    assert_429(refused, "書き込みが多すぎます（1分間に3回まで）")
+    assert "書き込みが多すぎます" in alert(refused)
+    assert 'value="まだ作りたい"' in refused.text
+    assert games_made_by(database, user.name) == []
+
+
+def test_sealed_command_form_over_the_limit_keeps_the_command(
+    web: httpx.Client, client: httpx.Client, database: Database
+) -> None:
+    """A sealed command is a post: the game page's form of a player over the limit answers
+    429 with Retry-After and says so, the form keeps the text, and nothing is stored."""
+    game_id, player = active_game(client, database)
+    use_up_posts(web, database, player)
+    token = log_in_page(web, database, player, f"/games/{game_id}")
+    refused = web.post(
+        f"/games/{game_id}/sealed",
+        data={"body": "まだ封印したい", "csrf_token": token},
+        headers=address(),
+    )
+    assert_429(refused, "書き込みが多すぎます（1分間に3回まで）")
+    assert "書き込みが多すぎます" in alert(refused)
+    assert "まだ封印したい</textarea>" in refused.text
+    assert sealed_count(database, game_id) == 0
 
 
 def test_concurrent_attempts_are_counted_exactly(limited: ServeProcess, database: Database) -> None:

@@ -67,7 +67,7 @@ def clean_body(body: str) -> str:
 def clean_title(title: str) -> str:
     text = " ".join(title.split())
     if not text:
-        raise Invalid("スレッドのタイトルが空です。", field="title")
+        raise Invalid("タイトルが空です。", field="title")
     if len(text) > MAX_TITLE_CHARS:
         raise Invalid(
             f"タイトルが長すぎます（{len(text)}文字）。{MAX_TITLE_CHARS}文字以内にしてください。",

@@ -51,7 +51,7 @@ SERVICE_MESSAGES: tuple[str, ...] = (
     N_("本文が空です。"),
     N_("本文が長すぎます（%(length)s文字）。%(max)s文字以内にしてください。"),
     N_("本文に使えない文字（NUL）が含まれています。"),
-    N_("スレッドのタイトルが空です。"),
+    N_("タイトルが空です。"),
     N_("タイトルが長すぎます（%(length)s文字）。%(max)s文字以内にしてください。"),
     N_("タイトルに使えない文字（NUL）が含まれています。"),
     N_("板「%(slug)s」はありません。"),
@@ -80,7 +80,7 @@ SERVICE_MESSAGES: tuple[str, ...] = (
     N_("利用者「%(name)s」はいません。"),
     # app/delivery.py, app/feeds.py
     N_("Webhook の URL は http:// か https:// で始まる完全な URL にしてください。"),
-    N_("Webhook の URL が長すぎるか、空白を含んでいます。"),
+    N_("Webhook の URL が長すぎるか、空白や制御文字を含んでいます。"),
     N_("Webhook の URL に利用者名やパスワードは書けません。"),
     N_("Webhook は%(max)s個までです。"),
     N_("その URL はもう登録されています。"),

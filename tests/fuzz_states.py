@@ -1,0 +1,257 @@
+"""Real games played to several points, for the fuzz tests (tests/test_fuzz_grammar.py).
+
+`script(kind, names)` plays one game of each registered kind with the game library alone, move
+by move, and names the points ("stops") worth fuzzing from: recruiting, a fresh start, the
+middle of a turn, later weeks or rounds, a pending judgment, the end. `Table` plays the same
+script through the game master (app.gm.service, on a database session) as the players, the GM
+and the sealed endpoint would, so the stored game reaches exactly those states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from random import Random
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.games import find_game
+from app.games.base import Actor, Game, Rng, State
+from app.games.eleusis.rules import hint_allowed
+from app.gm import service as gm
+from app.models import Game as GameRow
+from app.models import User
+
+RECRUITING = -1  # Stop.at of the stop before START
+
+
+@dataclass(frozen=True)
+class Step:
+    actor: Actor
+    line: str
+    sealed: bool = False
+
+
+@dataclass(frozen=True)
+class Stop:
+    label: str
+    at: int  # moves played since START (RECRUITING: not started)
+    state: State  # after those moves (RECRUITING: the state START would deal)
+
+
+@dataclass
+class Script:
+    kind: str
+    names: list[str]
+    seed: str
+    options: dict[str, Any]
+    steps: list[Step] = field(default_factory=list)
+    stops: list[Stop] = field(default_factory=list)
+
+    @property
+    def impl(self) -> Game:
+        impl = find_game(self.kind)
+        assert impl is not None
+        return impl
+
+    def stop(self, label: str) -> Stop:
+        return next(stop for stop in self.stops if stop.label == label)
+
+
+class _Recorder:
+    """Applies lines with the game library as the pipeline would (move seq from 1)."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.impl = script.impl
+        self.state = self.impl.setup(script.names, script.options, Rng(script.seed, 0))
+        script.stops.append(Stop("募集中", RECRUITING, self.state))
+
+    def do(self, actor: Actor, line: str, *, sealed: bool = False) -> None:
+        command = self.impl.parse(line)
+        assert command.canonical() == line, line
+        seq = len(self.script.steps) + 1
+        self.state, _ = self.impl.apply(
+            self.state, actor, command, Rng(self.script.seed, seq), sealed=sealed
+        )
+        self.script.steps.append(Step(actor, line, sealed))
+
+    def stop(self, label: str) -> None:
+        self.script.stops.append(Stop(label, len(self.script.steps), self.state))
+
+
+def _eitsuku(script: Script) -> None:
+    """Random legal lines (eager to make films, like tests/games/test_eitsuku_property.py),
+    one player finishing their week before the next starts; stops in weeks 1, 3, 7, 12 and
+    at the end."""
+    game = _Recorder(script)
+    choices = Random(script.seed)
+    game.stop("第1週の始め")
+    weeks = {3: "第3週", 7: "第7週", 12: "第12週"}
+    seat: int | None = None
+    for _ in range(5000):
+        if game.impl.is_over(game.state):
+            break
+        waiting = game.impl.waiting_for(game.state)
+        seat = seat if seat in waiting else choices.choice(waiting)
+        lines = game.impl.legal(game.state, seat)
+        eager = [line for line in lines if line.startswith(("SET", "RELEASE", "CHOOSE", "BUY"))]
+        game.do(seat, choices.choice(eager if eager and choices.random() < 0.6 else lines))
+        if len(script.steps) == 3:
+            game.stop("第1週の途中")
+        label = weeks.pop(game.state["week"], None)
+        if label is not None:
+            game.stop(label)
+    assert game.impl.is_over(game.state), "the scripted えいつく game did not finish"
+    game.stop("終了")
+
+
+def _eleusis(script: Script) -> None:
+    """Round 1: a formal rule the bot judges, plays until a hint and a prophet's declaration
+    are possible, a prophet, a play the prophet must judge sealed; the GM ends it. Round 2: a
+    hand-judged rule, a play the parent judges in public; the GM ends it and the game."""
+    game = _Recorder(script)
+    choices = Random(script.seed)
+
+    def state() -> State:
+        return game.state
+
+    def play() -> None:
+        seat = state()["turn"]
+        card = choices.choice(state()["players"][seat]["hand"])
+        game.do(seat, f"PLAY {choices.choice(['○', '●'])} {card}")
+
+    game.stop("第1ラウンドのルール待ち")
+    game.do(state()["parent"], "RULE card.color != prev.color", sealed=True)
+    for _ in range(2):
+        play()
+    game.stop("第1ラウンドのプレイ中")
+    while state()["played"] < 10 or state()["window"] is None:
+        play()
+    assert hint_allowed(state())
+    game.stop("ヒントと預言者の宣言ができる")
+    game.do(state()["window"], "PROPHET")
+    play()
+    assert state()["phase"] == "judge" and state()["pending"]["secret"]
+    game.stop("預言者の判定待ち（封印）")
+    prophet = state()["pending"]["judges"][0]["seat"]
+    game.do(prophet, f"JUDGE {state()['pending']['parent_judgment']}", sealed=True)
+    game.do("gm", "ENDROUND")
+    game.stop("第2ラウンドのルール待ち")
+    parent = state()["parent"]
+    game.do(parent, "RULE TEXT 前のカードより大きい数", sealed=True)
+    play()
+    assert state()["phase"] == "judge" and not state()["pending"]["secret"]
+    game.stop("親の判定待ち")
+    game.do(parent, "JUDGE ○")
+    game.do("gm", "ENDROUND")
+    assert game.impl.is_over(state())
+    game.stop("終了")
+
+
+PLAYERS = {"eitsuku": 3, "eleusis": 4}
+DRIVERS = {"eitsuku": _eitsuku, "eleusis": _eleusis}
+_OPTIONS: dict[str, dict[str, Any]] = {"eitsuku": {}, "eleusis": {"rounds": 2}}
+
+
+def script(kind: str, names: list[str]) -> Script:
+    """The scripted game of ``kind`` for these player names (the moves do not depend on them)."""
+    played = Script(kind, list(names), f"fuzz-{kind}-1", dict(_OPTIONS[kind]))
+    DRIVERS[kind](played)
+    return played
+
+
+def seed_lines(played: Script, stop: Stop, outsider: str = "五郎") -> list[str]:
+    """Valid lines at ``stop``: the platform's (with real names), what every seat and the GM
+    may play there, multi-card plays and hints, and the GM's AS for each seat's moves."""
+    impl, state, names = played.impl, stop.state, played.names
+    first = names[0]
+    lines = [
+        "JOIN",
+        "参加",
+        "LEAVE",
+        "START",
+        "UNDO",
+        "PAUSE",
+        "RESUME",
+        "ABORT",
+        f"KICK {first}",
+        f"REPLACE {first} {outsider}",
+        "DEADLINE 24",
+        "ABSENT 48",
+        f"ADJUST {first} -3 読み違い",
+    ]
+    lines.extend(impl.legal(state, "gm"))
+    for seat, name in enumerate(names):
+        own = impl.legal(state, seat)
+        lines.extend(own)
+        lines.extend(f"{verb} {name} {line}" for verb in ("AS", "代理") for line in own[:3])
+    if played.kind == "eleusis" and state["phase"] == "play":
+        hand = state["players"][state["turn"]]["hand"]
+        lines.extend(f"PLAY ● {' '.join(hand[:count])}" for count in (2, 4))
+        lines.append("HINT 色に注目")
+    return sorted(set(lines))
+
+
+class Table:
+    """A game of ``played.kind`` on the board, seated as the script says, moved to a stop
+    by posting each actor's lines (consecutive lines of one actor in one post; secret ones
+    through the sealed endpoint)."""
+
+    def __init__(
+        self,
+        session: Session,
+        played: Script,
+        master: User,
+        players: list[User],
+        secret: str,
+    ) -> None:
+        assert [user.name for user in players] == played.names
+        self.session = session
+        self.played = played
+        self.master = master
+        self.players = players
+        self.secret = secret
+        self.game: GameRow = gm.create_game(
+            session, master, played.kind, "ファズ卓", played.options, secret, seed=played.seed
+        )
+        for user in players:
+            self.post(user, "JOIN")
+        self.at = RECRUITING
+
+    def user(self, actor: Actor) -> User:
+        return self.master if actor == "gm" else self.players[int(actor)]
+
+    def post(self, user: User, body: str) -> None:
+        _mine, replies = gm.submit_post(self.session, self.game.thread_id, user, body, self.secret)
+        assert replies and replies[0].reply_ok, (body, replies and replies[0].body)
+
+    def advance(self, stop: Stop) -> None:
+        assert stop.at >= self.at, (stop.label, self.at)
+        if stop.at == RECRUITING:
+            return
+        if self.at == RECRUITING:
+            self.post(self.master, "START")
+            self.at = 0
+        while self.at < stop.at:
+            step = self.played.steps[self.at]
+            if step.sealed:
+                row, _public = gm.submit_sealed(
+                    self.session, self.game.id, self.user(step.actor), step.line, self.secret
+                )
+                assert row.ok, (step, row.reply)
+                self.at += 1
+                continue
+            group = [step.line]
+            self.at += 1
+            while (
+                self.at < stop.at
+                and len(group) < 40
+                and self.played.steps[self.at].actor == step.actor
+                and not self.played.steps[self.at].sealed
+            ):
+                group.append(self.played.steps[self.at].line)
+                self.at += 1
+            self.post(self.user(step.actor), "\n".join(group))
+        self.session.refresh(self.game)
+        assert self.game.state == stop.state, f"the stored game is not at {stop.label}"

@@ -81,7 +81,13 @@ def authenticate(session: Session, name: str, password: str) -> User:
     """The account, if the password is right. Ends the session's (read) transaction before
     the password is checked: argon2 takes a fifth of a second, and on SQLite an open
     transaction holds the write lock, so checking inside it would stop every writer."""
-    user = session.scalar(select(User).where(User.name == normalise_name(name)))
+    wanted = normalise_name(name)
+    # No account's name holds a control character (validate_name), and PostgreSQL refuses a
+    # NUL in a text parameter: such a name is simply not found.
+    if any(unicodedata.category(ch) == "Cc" for ch in wanted):
+        user = None
+    else:
+        user = session.scalar(select(User).where(User.name == wanted))
     session.commit()  # nothing is written before this point
     if user is None:
         _hasher.hash(password)  # same work either way, so timing does not reveal names

@@ -57,6 +57,14 @@ def test_authenticate_right_and_wrong_password(session: Session, user: User) -> 
         accounts.authenticate(session, unique_name(), "password123")
 
 
+@pytest.mark.parametrize("name", ["\x0f\x00(F", "ab\x00", "\x07bell", "del\x7f"])
+def test_a_name_no_account_can_have_is_not_found_not_an_error(session: Session, name: str) -> None:
+    """A login with a control character in the name is 'wrong name or password' (401): on
+    PostgreSQL a NUL in the lookup was a DataError, a 500 (found by schemathesis)."""
+    with pytest.raises(Unauthorized, match="名前かパスワードが違います"):
+        accounts.authenticate(session, name, "password123")
+
+
 def test_tokens_are_stored_hashed_and_kind_bound(session: Session, user: User) -> None:
     token = accounts.issue_token(session, user, "api")
     found = accounts.user_for_token(session, token, "api")

@@ -38,7 +38,7 @@ from sqlalchemy.orm import Session
 
 from app import i18n
 from app.config import Settings
-from app.db import Prepared, each_statement_commits
+from app.db import Prepared, begin_now, each_statement_commits
 from app.errors import ServiceError
 from app.models import RateLimit, User
 
@@ -283,7 +283,7 @@ def check_post(session: Session, request: Request, user: User) -> None:
 
 @contextlib.contextmanager
 def counting_post(
-    session: Session, request: Request, signed_in: Callable[[], User]
+    session: Session, request: Request, signed_in: Callable[[], User], *, in_loop: bool = False
 ) -> Iterator[User]:
     """``check_post`` for the busiest route, without a transaction of its own. ``signed_in``
     looks the client's token up (raising if there is none); the block gets its user.
@@ -298,7 +298,11 @@ def counting_post(
       post's transaction, and a full counter answers 429 before any work (nothing counted,
       as in ``enforce``). If the post fails (a 4xx, or anything else), its transaction is
       rolled back and the attempt is counted in a short one of its own — answered 429
-      instead, if that is full.
+      instead, if that is full. ``in_loop``: the post runs in the event loop
+      (``app.db.begin_now``), which may never wait for the write lock — a worker thread that
+      holds it may be waiting for the event loop. The failed attempt is counted there only if
+      the lock is free that instant, else in a worker thread after the answer (which is then
+      the post's own error, never 429).
     """
     if session.get_bind().dialect.name == "postgresql":
         with each_statement_commits(session):
@@ -322,12 +326,31 @@ def counting_post(
     except Exception:
         session.rollback()
         try:
-            enforce(session, request, rules)
+            if not in_loop or begin_now(session):
+                enforce(session, request, rules)
+            else:
+                _count_later(request, rules)
         except RateLimited:
             raise
         except Exception:  # the post's own error is the one to answer with
             log.warning("could not count a failed post", exc_info=True)
         raise
+
+
+def _count_later(request: Request, rules: list[Rule]) -> Awaitable[None]:
+    """Count an attempt in a worker thread, from the event loop, without waiting for it."""
+    database = request.app.state.database
+
+    def count_it() -> None:
+        with database.session() as session:
+            try:
+                enforce(session, request, rules)
+            except RateLimited:
+                pass  # counted; the post was answered with its own error
+            except Exception:
+                log.warning("could not count a failed post", exc_info=True)
+
+    return asyncio.get_running_loop().run_in_executor(None, count_it)
 
 
 def _active(request: Request, rules: Sequence[Rule]) -> list[Rule]:

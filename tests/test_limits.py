@@ -14,6 +14,7 @@ import asyncio
 import random
 import re
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +33,7 @@ from app import db as app_db
 from app.api import routes
 from app.config import Settings
 from app.db import Database
+from app.errors import NotFound
 from app.main import _unavailable, open_database
 from app.models import Game, RateLimit, SealedCommand, User
 from app.ratelimit import (
@@ -636,6 +638,59 @@ def test_a_full_counter_refuses_a_post_before_its_transaction_and_takes_it_back(
         assert session.get(User, user.id) is not None
         session.rollback()
     assert _counts(database, [key]) == {key: 2}
+
+
+def test_a_failed_post_in_the_event_loop_never_waits_to_count_its_attempt(
+    database: Database, settings: Settings
+) -> None:
+    """SQLite, a post done in the event loop (``in_loop``) that fails: its attempt is counted
+    after the rollback, but the event loop may not wait for the write lock — a worker thread
+    holding it may be waiting for the event loop (docs/security.md). With the lock taken by
+    another transaction at that instant, the post's error comes back at once and the attempt
+    is counted in a worker thread once the lock is free."""
+    if not database.is_sqlite:
+        pytest.skip("the write lock is SQLite's")
+    limits = settings.model_copy(update={"rate_limits": True})
+    request = _post_request(limits, f"203.0.113.{random.randint(1, 254)}")
+    request.app.state.database = database
+    with database.session() as session:
+        user = accounts.register(session, unique_name(), "password123")
+        session.commit()
+    key = f"post:user:{user.id}"
+    held, release, timed_out = threading.Event(), threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:
+        with database.engine.connect() as other:
+            other.begin()  # BEGIN IMMEDIATE: the process's write lock
+            other.exec_driver_sql("SELECT 1")
+            held.set()
+            if not release.wait(10):
+                timed_out.set()
+            other.rollback()
+
+    def lock_taken_meanwhile(session: Session) -> None:  # between the rollback and the count
+        if not held.is_set():
+            threading.Thread(target=hold_the_lock, daemon=True).start()
+            assert held.wait(10)
+
+    async def in_the_event_loop() -> None:
+        with database.session() as session:
+            assert app_db.begin_now(session)
+            event.listen(session, "after_rollback", lock_taken_meanwhile)
+            with (
+                pytest.raises(NotFound),
+                counting_post(session, request, lambda: session.get(User, user.id), in_loop=True),
+            ):
+                raise NotFound("スレッド 9 はありません。")
+        assert held.is_set() and not release.is_set()  # answered while the lock was held
+        release.set()
+        deadline = time.monotonic() + 30
+        while _counts(database, [key]) != {key: 1} and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+
+    asyncio.run(in_the_event_loop())
+    assert not timed_out.is_set()
+    assert _counts(database, [key]) == {key: 1}
 
 
 def test_a_post_that_waits_too_long_for_the_write_lock_is_503_and_stores_nothing(

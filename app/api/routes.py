@@ -127,7 +127,7 @@ async def create_post(thread_id: int, body: schemas.NewPost, request: Request) -
     if database.is_sqlite:
         with database.session() as session:
             if begin_now(session):
-                content = _create_post(request, thread_id, body.body, session)
+                content = _create_post(request, thread_id, body.body, session, in_loop=True)
                 return Response(content, status_code=201, media_type="application/json")
     content = await run_in_threadpool(_post_in_session, request, thread_id, body.body)
     return Response(content, status_code=201, media_type="application/json")
@@ -139,9 +139,11 @@ def _post_in_session(request: Request, thread_id: int, body: str) -> bytes:
         return _create_post(request, thread_id, body, session)
 
 
-def _create_post(request: Request, thread_id: int, body: str, session: Session) -> bytes:
+def _create_post(
+    request: Request, thread_id: int, body: str, session: Session, *, in_loop: bool = False
+) -> bytes:
     signed_in = functools.partial(deps.require_bearer_user, request, session)
-    with ratelimit.counting_post(session, request, signed_in) as user:
+    with ratelimit.counting_post(session, request, signed_in, in_loop=in_loop) as user:
         post, replies = gm.submit_post(session, thread_id, user, body, deps.secret_key(request))
     session.commit()
     return post_result(post, replies).model_dump_json().encode()

@@ -1075,3 +1075,36 @@ def test_a_preview_does_not_show_the_top_of_a_closed_deck(world: World) -> None:
     drawn = re.search(r"の山から \S+ を", real["replies"][0]["body"])
     assert drawn is not None, real
     assert drawn.group(0) not in preview["replies"][0]["body"]
+
+
+def test_a_refused_post_does_not_tell_what_its_earlier_lines_drew(world: World) -> None:
+    """docs/gm.md, all or nothing: ``SCOUT 役者`` then a second scout is refused at line 2 and
+    nothing is kept — so the refusal may not speak of the game after line 1 (the legal lines
+    of that game named the card just scouted: a free look at a closed deck, posted or
+    previewed). It answers from the game as it stands."""
+    gm, player, other = fast_users(world.database, 3, world.web, prefix="peek2")
+    game = gm.post("/api/games", {"kind": "eitsuku", "title": "山札2", "options": {}}).json()
+    for seat in (player, other):
+        seat.post(f"/api/threads/{game['thread_id']}/posts", {"body": "JOIN"})
+    gm.post(f"/api/threads/{game['thread_id']}/posts", {"body": "START"})
+    posts = f"/api/threads/{game['thread_id']}/posts"
+    for _ in range(8):  # the dice may have left cards to CHOOSE first
+        legal = player.get(f"/api/games/{game['id']}/legal").json()["commands"]
+        choose = [line for line in legal if line.startswith("CHOOSE")]
+        if not choose:
+            break
+        assert player.post(posts, {"body": choose[0]}).json()["replies"][0]["ok"]
+    scouts = [line for line in legal if line.startswith("SCOUT")]
+    scout = "SCOUT 役者" if "SCOUT 役者" in scouts else scouts[0]
+    before = world.snapshot(game["id"])
+    twice = f"{scout}\n{scout}"
+    previewed = player.post(f"/api/games/{game['id']}/preview", {"body": twice}).json()
+    refused = player.post(posts, {"body": twice}).json()["replies"][0]
+    assert not refused["ok"] and refused["error"]["line"] == 2, refused
+    assert world.snapshot(game["id"]) == before
+    assert all(line in refused["body"] for line in legal[:20])  # legal now: nothing applied
+    real = player.post(posts, {"body": scout}).json()["replies"][0]
+    drawn = re.search(r"の山から (\S+) を", real["body"])
+    assert drawn is not None, real
+    for answer in (refused["body"], previewed["replies"][0]["body"]):
+        assert drawn.group(1) not in answer, answer

@@ -342,3 +342,34 @@ def test_seed_hash_at_start_and_seed_revealed_at_the_end(
     assert digest in start_reply.body and game.seed not in start_reply.body
     _, reply = post(session, game, started["gm"], "ABORT")
     assert reply is not None and game.seed in reply.body
+
+
+# --- the bot's reply in the room of one post (docs/gm.md, Sealed commands) ----------------
+
+_HEAD = [">>5", "太郎: 役者の山から 役者5 をスカウトしました。"]
+_CLOSING = ["", "【最終結果】", "1位 太郎 12点", "", "乱数の種: abc", "（SHA-256: 00）"]
+
+
+def test_a_reply_that_fits_is_kept_whole() -> None:
+    board = ["", "盤面"]
+    epilogue = [pipeline.EPILOGUE, "封印 花子: RULE x"]
+    text = pipeline.fit_reply(_HEAD, board, [*_CLOSING, "", *epilogue])
+    assert text == "\n".join([*_HEAD, *board, *_CLOSING, "", *epilogue])
+
+
+def test_a_long_reply_gives_up_the_board_before_anything_else() -> None:
+    board = ["", "盤" * pipeline.MAX_BODY_CHARS]
+    epilogue = [pipeline.EPILOGUE, "封印 花子: RULE x"]
+    text = pipeline.fit_reply(_HEAD, board, [*_CLOSING, "", *epilogue])
+    assert len(text) <= pipeline.MAX_BODY_CHARS and "盤盤" not in text
+    assert "盤面は長すぎるため省略" in text
+    assert all(line in text for line in [*_HEAD, *_CLOSING, *epilogue])
+
+
+def test_then_the_epilogue_but_never_the_outcomes_the_result_or_the_seed() -> None:
+    sealed = [f"封印 花子 {i}: " + "あ" * 300 for i in range(60)]
+    text = pipeline.fit_reply(_HEAD, ["", "盤面"], [*_CLOSING, "", pipeline.EPILOGUE, *sealed])
+    assert len(text) <= pipeline.MAX_BODY_CHARS
+    assert all(line in text for line in [*_HEAD, *_CLOSING])
+    assert pipeline.EPILOGUE not in text and sealed[0] not in text
+    assert "封印と秘密はゲームのページにあります" in text

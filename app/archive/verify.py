@@ -27,7 +27,7 @@ from app.archive.records import (
 )
 from app.games import find_game
 from app.games.base import CommandSyntaxError, RuleError, State
-from app.gm.pipeline import seed_hash
+from app.gm.pipeline import CUT_NOTE, seed_hash
 from app.gm.results import adjusted_result
 from app.models import Game
 
@@ -227,6 +227,8 @@ def _compare_events(
     if not text or move.post_number is None:
         return
     answers = bot_texts.get(move.post_number)
+    if answers and any(CUT_NOTE in body for body in answers):
+        return  # the bot's reply was cut to a post's length: the rest is not in the thread
     if answers and not any(text in body for body in answers):
         report.mismatches.append(
             f"手番号 {move.seq}（{move.command}）: >>{move.post_number} へのボットの返信に"

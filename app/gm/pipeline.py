@@ -17,7 +17,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from app import notify
 from app.db import Loading, Prepared
-from app.forum.service import format_bbs_time
+from app.forum.service import MAX_BODY_CHARS, format_bbs_time
 from app.games import commands as platform
 from app.games.base import Actor, CommandSyntaxError, Rng, RuleError, State, normalise
 from app.games.base import Game as GameImpl
@@ -268,18 +268,45 @@ def run(session: Session, sub: Submission) -> tuple[Outcome, Working | None]:
             return _failure(sub, LineError(number, exc.column, exc.message, exc.line), []), None
     work = working_copy(game)
     turn_before = impl.turn_key(work.state) if work.state is not None else None
-    for number, line, command in parsed:
+    for index, (number, line, command) in enumerate(parsed):
         try:
             apply_command(session, sub, work, command)
         except (RuleError, Refusal) as exc:
-            error = LineError(number, None, exc.message, normalise(line))
-            return _failure(sub, error, exc.legal), None
+            message, legal = exc.message, exc.legal
+            if index > 0:
+                message, legal = _refusal_before_the_post(session, sub, command)
+            error = LineError(number, None, message, normalise(line))
+            return _failure(sub, error, legal), None
     autoplay_kicked(sub, work)
     turn_after = impl.turn_key(work.state) if work.state is not None else None
     if turn_before != turn_after or work.started:
         work.deadline_reset = True
     work.board_changed = work.started or work.board_changed or turn_before != turn_after
     return Outcome(True, None, "", ""), work
+
+
+AFTER_EARLIER_LINES = (
+    "前の行を適用したあとでは、この命令は受け付けられません。投稿全体を取り消しました"
+    "（取り消した行の結果は明かしません）。"
+)
+
+
+def _refusal_before_the_post(
+    session: Session, sub: Submission, command: Any
+) -> tuple[str, list[str]]:
+    """Why a line that follows applied lines of the same post is refused, told from the game
+    as it stands — the post is undone. The refusal as it happened speaks of the game after the
+    earlier lines (a card just scouted in the stock and the legal lines, a draw after a
+    judged PLAY), which nobody may learn from a post that is not kept (or from a preview,
+    asked again and again). The line is checked alone against the game before the post: if
+    it is refused there too, that reason and the lines legal now; if not, only that it cannot
+    follow the lines before it."""
+    alone = working_copy(sub.game)
+    try:
+        apply_command(session, sub, alone, command)
+    except (RuleError, Refusal) as exc:
+        return exc.message, legal_for(sub.game, sub.impl, sub.by.user)
+    return AFTER_EARLIER_LINES, legal_for(sub.game, sub.impl, sub.by.user)
 
 
 def _failure(sub: Submission, error: LineError, legal: list[str]) -> Outcome:
@@ -770,12 +797,30 @@ def success_text(session: Session, sub: Submission, work: Working) -> str:
             lines.append("手番待ち: " + "、".join(waiting))
         if game.deadline_at is not None:
             lines.append(f"期限: {format_bbs_time(game.deadline_at)}")
+    board: list[str] = []
     if show_board and work.state is not None:
-        lines.append("")
-        lines.append(render_board_summary(impl, impl.view(work.state, None)))
+        board = ["", render_board_summary(impl, impl.view(work.state, None))]
+    closing: list[str] = []
     if work.status in ("finished", "aborted") and sub.game.finished_at == sub.now:
-        lines.extend(closing_lines(session, game, impl))
-    return "\n".join(lines).rstrip()
+        closing = closing_lines(session, game, impl)
+    return fit_reply(lines, board, closing)
+
+
+def fit_reply(head: list[str], board: list[str], closing: list[str]) -> str:
+    """The reply in the room of one post. What the bot must say stays: the moves' outcomes
+    (``bbsgm verify`` looks for them), the final result and the seed. What the game page
+    shows anyway goes first when there is no room: the board, then the epilogue (sealed
+    commands and hidden things, listed whole on the game page once the game is over)."""
+    text = "\n".join([*head, *board, *closing]).rstrip()
+    if len(text) <= MAX_BODY_CHARS:
+        return text
+    board = ["", "（盤面は長すぎるため省略します。ゲームのページにあります）"] if board else []
+    text = "\n".join([*head, *board, *closing]).rstrip()
+    if len(text) <= MAX_BODY_CHARS or EPILOGUE not in closing:
+        return text
+    kept = closing[: closing.index(EPILOGUE)]
+    note = "（エピローグは長すぎるため省略します。封印と秘密はゲームのページにあります）"
+    return "\n".join([*head, *board, *kept, "", note]).rstrip()
 
 
 def seed_hash(seed: str) -> str:
@@ -785,6 +830,10 @@ def seed_hash(seed: str) -> str:
 
 # How much of each sealed command the closing post quotes; the game page lists them whole.
 EPILOGUE_SEALED_CHARS = 300
+EPILOGUE = "【エピローグ】すべての封印と秘密を公開します。"
+# The end of a bot post cut to a post's length (app.gm.service._bot_post): what follows the
+# cut is not in the thread, which ``bbsgm verify`` takes into account.
+CUT_NOTE = "…（長すぎるためここまでにします。"
 
 
 def closing_lines(session: Session, game: Game, impl: GameImpl) -> list[str]:
@@ -804,7 +853,7 @@ def closing_lines(session: Session, game: Game, impl: GameImpl) -> list[str]:
         lines += ["", f"乱数の種: {game.seed}", f"（SHA-256: {seed_hash(game.seed)}）"]
     hidden = impl.epilogue(game.state) if game.state is not None else []
     if sealed or hidden:
-        lines += ["", "【エピローグ】すべての封印と秘密を公開します。"]
+        lines += ["", EPILOGUE]
         for row in sealed:
             body = row.body.replace("\n", " / ")
             if len(body) > EPILOGUE_SEALED_CHARS:  # a post has room for a few at 10,000

@@ -133,7 +133,7 @@ def _bot_post(
     post's limit it is cut, saying where the rest is (the closing post of a game with many
     sealed commands, say), so a game can always go on and end."""
     if len(text) > forum.MAX_BODY_CHARS:
-        note = f"\n…（長すぎるためここまでにします。続きはゲームのページ /games/{game.id} に）"
+        note = f"\n{pipeline.CUT_NOTE}続きはゲームのページ /games/{game.id} に）"
         text = text[: forum.MAX_BODY_CHARS - len(note)] + note
     return forum.add_post(
         session,

@@ -64,7 +64,7 @@ from app.main import open_database
 from app.models import User
 
 CLIENTS = 16
-GAMES_EACH = 12  # 408 lines a client: 25 posts a second for the warm-up and every round
+GAMES_EACH = 24  # 816 lines a client: 49 posts a second for the warm-up and every round
 SEED = "b" * 64
 ROUNDS = 3
 ROUND_SECONDS = 5.0  # of bbsgm posting per round

@@ -1056,19 +1056,27 @@ def test_a_gm_preview_of_abort_does_not_reveal_the_seed(world: World) -> None:
     assert world.secrets["seed"] not in answer["replies"][0]["body"]
 
 
-def test_a_preview_does_not_show_the_top_of_a_closed_deck(world: World) -> None:
-    gm, player, other = fast_users(world.database, 3, world.web, prefix="peek")
+def _eitsuku_ready_to_scout(world: World, prefix: str) -> tuple[ApiUser, dict[str, Any], list[str]]:
+    """A started えいつく game whose first player may SCOUT: that player, the game, their
+    legal lines."""
+    gm, player, other = fast_users(world.database, 3, world.web, prefix=prefix)
     game = gm.post("/api/games", {"kind": "eitsuku", "title": "山札", "options": {}}).json()
     for seat in (player, other):
         seat.post(f"/api/threads/{game['thread_id']}/posts", {"body": "JOIN"})
     gm.post(f"/api/threads/{game['thread_id']}/posts", {"body": "START"})
     posts = f"/api/threads/{game['thread_id']}/posts"
     for _ in range(8):  # the dice may have left cards to CHOOSE first
-        legal = player.get(f"/api/games/{game['id']}/legal").json()["commands"]
+        legal: list[str] = player.get(f"/api/games/{game['id']}/legal").json()["commands"]
         choose = [line for line in legal if line.startswith("CHOOSE")]
         if not choose:
             break
         assert player.post(posts, {"body": choose[0]}).json()["replies"][0]["ok"]
+    return player, game, legal
+
+
+def test_a_preview_does_not_show_the_top_of_a_closed_deck(world: World) -> None:
+    player, game, legal = _eitsuku_ready_to_scout(world, "peek")
+    posts = f"/api/threads/{game['thread_id']}/posts"
     scout = next(line for line in legal if line.startswith("SCOUT"))
     preview = player.post(f"/api/games/{game['id']}/preview", {"body": scout}).json()
     real = player.post(posts, {"body": scout}).json()
@@ -1082,18 +1090,8 @@ def test_a_refused_post_does_not_tell_what_its_earlier_lines_drew(world: World) 
     nothing is kept — so the refusal may not speak of the game after line 1 (the legal lines
     of that game named the card just scouted: a free look at a closed deck, posted or
     previewed). It answers from the game as it stands."""
-    gm, player, other = fast_users(world.database, 3, world.web, prefix="peek2")
-    game = gm.post("/api/games", {"kind": "eitsuku", "title": "山札2", "options": {}}).json()
-    for seat in (player, other):
-        seat.post(f"/api/threads/{game['thread_id']}/posts", {"body": "JOIN"})
-    gm.post(f"/api/threads/{game['thread_id']}/posts", {"body": "START"})
+    player, game, legal = _eitsuku_ready_to_scout(world, "peek2")
     posts = f"/api/threads/{game['thread_id']}/posts"
-    for _ in range(8):  # the dice may have left cards to CHOOSE first
-        legal = player.get(f"/api/games/{game['id']}/legal").json()["commands"]
-        choose = [line for line in legal if line.startswith("CHOOSE")]
-        if not choose:
-            break
-        assert player.post(posts, {"body": choose[0]}).json()["replies"][0]["ok"]
     scouts = [line for line in legal if line.startswith("SCOUT")]
     scout = "SCOUT 役者" if "SCOUT 役者" in scouts else scouts[0]
     before = world.snapshot(game["id"])

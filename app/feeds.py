@@ -4,6 +4,7 @@ whose secret token sits in the URL and can be revoked."""
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from datetime import datetime
 
@@ -17,6 +18,14 @@ from app.models import Board, FeedToken, Notification, Post, Thread, User, utcno
 from app.moderation import shown_body
 
 ENTRIES = 50
+# What XML 1.0 cannot carry (most control characters, lone surrogates, U+FFFE/FFFF); a post may
+# hold them, and lxml refuses the whole feed over one (a 500 for every reader of the board).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text: str) -> str:
+    """Text as an Atom feed can carry it: each character XML cannot hold becomes U+FFFD."""
+    return _NOT_XML.sub("\ufffd", text)
 
 
 def _digest(token: str) -> str:
@@ -80,7 +89,7 @@ def notifications_for(session: Session, user: User, limit: int = ENTRIES) -> lis
 def _feed(feed_id: str, title: str, link: str, updated: datetime) -> FeedGenerator:
     fg = FeedGenerator()
     fg.id(feed_id)
-    fg.title(title)
+    fg.title(_xml(title))
     fg.link(href=link, rel="alternate")
     fg.language("ja")
     fg.updated(updated)
@@ -99,12 +108,12 @@ def user_feed(session: Session, user: User, base_url: str) -> bytes:
     for item in reversed(items):
         entry = fg.add_entry()
         entry.id(f"{base_url}/notifications/{item.id}")
-        entry.title(item.text)
+        entry.title(_xml(item.text))
         entry.link(href=f"{base_url}{item.url}")
         entry.updated(item.created_at)
         entry.published(item.created_at)
         entry.category(term=item.kind)
-        entry.content(item.text, type="text")
+        entry.content(_xml(item.text), type="text")
     result: bytes = fg.atom_str(pretty=True)
     return result
 
@@ -114,12 +123,12 @@ def _post_entries(fg: FeedGenerator, posts: list[tuple[Post, Thread]], base_url:
         entry = fg.add_entry()
         url = f"{base_url}/threads/{thread.id}#{post.number}"
         entry.id(url)
-        entry.title(f"{thread.title} >>{post.number} {post.author_name}")
+        entry.title(_xml(f"{thread.title} >>{post.number} {post.author_name}"))
         entry.link(href=url)
-        entry.author(name=post.author_name)
+        entry.author(name=_xml(post.author_name))
         entry.updated(post.created_at)
         entry.published(post.created_at)
-        entry.content(shown_body(post, None), type="text")
+        entry.content(_xml(shown_body(post, None)), type="text")
 
 
 def thread_feed(session: Session, thread_id: int, base_url: str) -> bytes:

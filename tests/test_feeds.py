@@ -91,6 +91,22 @@ def test_board_and_thread_feeds_parse(client: httpx.Client) -> None:
     assert client.get("/boards/nope/feed.atom").status_code == 404
 
 
+def test_control_characters_in_a_post_do_not_break_the_feeds(client: httpx.Client) -> None:
+    """A post may hold control characters that XML 1.0 cannot (only NUL is refused); the
+    board's and the thread's feeds were a 500 for every reader while it was among their last
+    50 posts. They show as U+FFFD."""
+    user = api_user(client)
+    title = "制御\x01文字"
+    thread_id = user.post(
+        "/api/boards/chat/threads", {"title": title, "body": "ベル\x07と\x1bエスケープ\ufffe"}
+    ).json()["id"]
+    for path in (f"/threads/{thread_id}/feed.atom", "/boards/chat/feed.atom"):
+        reply = client.get(path)
+        assert reply.status_code == 200, path
+        entry = next(e for e in parse(reply).entries if e.link.endswith(f"/{thread_id}#1"))
+        assert entry.content[0].value == "ベル\ufffdと\ufffdエスケープ\ufffd"
+
+
 def test_private_feed_lists_your_turn_and_dies_when_revoked(client: httpx.Client) -> None:
     master = api_user(client)
     players = [api_user(client), api_user(client)]

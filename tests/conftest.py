@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from hypothesis import settings as hypothesis_settings
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
@@ -29,6 +30,13 @@ from app.main import create_app
 from app.models import User
 
 TEST_SECRET = "test-secret-key-not-for-production"
+
+# CI (CI=true) draws the same examples for the same code, so whether a commit lands does not
+# hang on the draw; runs elsewhere draw new ones each time, which is how the fuzzers keep
+# finding what CI's fixed draw misses (docs/security.md).
+hypothesis_settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+    hypothesis_settings.load_profile("ci")
 
 
 def _create_pg_database(server_url: str) -> tuple[str, str]:

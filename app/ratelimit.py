@@ -337,7 +337,7 @@ def counting_post(
         raise
 
 
-def _count_later(request: Request, rules: list[Rule]) -> Awaitable[None]:
+def _count_later(request: Request, rules: list[Rule]) -> None:
     """Count an attempt in a worker thread, from the event loop, without waiting for it."""
     database = request.app.state.database
 
@@ -350,7 +350,7 @@ def _count_later(request: Request, rules: list[Rule]) -> Awaitable[None]:
             except Exception:
                 log.warning("could not count a failed post", exc_info=True)
 
-    return asyncio.get_running_loop().run_in_executor(None, count_it)
+    asyncio.get_running_loop().run_in_executor(None, count_it)
 
 
 def _active(request: Request, rules: Sequence[Rule]) -> list[Rule]:

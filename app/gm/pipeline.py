@@ -301,12 +301,12 @@ def _refusal_before_the_post(
     asked again and again). The line is checked alone against the game before the post: if
     it is refused there too, that reason and the lines legal now; if not, only that it cannot
     follow the lines before it."""
-    alone = working_copy(sub.game)
+    message = AFTER_EARLIER_LINES
     try:
-        apply_command(session, sub, alone, command)
+        apply_command(session, sub, working_copy(sub.game), command)
     except (RuleError, Refusal) as exc:
-        return exc.message, legal_for(sub.game, sub.impl, sub.by.user)
-    return AFTER_EARLIER_LINES, legal_for(sub.game, sub.impl, sub.by.user)
+        message = exc.message
+    return message, legal_for(sub.game, sub.impl, sub.by.user)
 
 
 def _failure(sub: Submission, error: LineError, legal: list[str]) -> Outcome:

@@ -22,7 +22,7 @@ from app.moderation import set_admin
 from tests.conftest import ApiUser, LiveServer
 from tests.test_fuzz_api import ENDPOINTS
 from tests.test_gm_http import pick
-from tests.test_load_support import fast_users, session_cookie
+from tests.test_load_support import fast_users, session_cookie, started_eitsuku
 
 ROLES = ("anonymous", "player", "other", "gm", "admin", "stranger")
 TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
@@ -56,11 +56,7 @@ def table(live_server: LiveServer, database: Database) -> Iterator[Table]:
         with database.session() as session:
             set_admin(session, admin.name, True)
             session.commit()
-        made = gm.post("/api/games", {"kind": "eitsuku", "title": "権限", "options": {}}).json()
-        for seat in (player, other):
-            seat.post(f"/api/threads/{made['thread_id']}/posts", {"body": "JOIN"})
-        started = gm.post(f"/api/threads/{made['thread_id']}/posts", {"body": "START"}).json()
-        assert started["replies"][0]["ok"], started
+        made = started_eitsuku(gm, [player, other], "権限")
         talk = stranger.post("/api/boards/chat/threads", {"title": "雑談", "body": "1"}).json()
         users: dict[str, ApiUser | None] = {
             "anonymous": None,

@@ -47,7 +47,7 @@ from app.models import Game, Post, Thread, User, Webhook, utcnow
 from app.moderation import set_admin
 from tests.conftest import ApiUser, LiveServer
 from tests.test_fuzz_api import ENDPOINTS, check_answer
-from tests.test_load_support import fast_users
+from tests.test_load_support import fast_users, started_eitsuku
 
 ROLES = ("anonymous", "player", "other", "stranger", "gm", "admin")
 RULE = "card.parity != prev.parity"
@@ -1001,11 +1001,7 @@ def test_eitsuku_gm_commands_through_page_forms_change_nothing(world: World) -> 
     with world.database.session() as session:
         set_admin(session, admin.name, True)
         session.commit()
-    game = gm.post("/api/games", {"kind": "eitsuku", "title": "頁", "options": {}}).json()
-    for seat in (player, other):
-        seat.post(f"/api/threads/{game['thread_id']}/posts", {"body": "JOIN"})
-    started = gm.post(f"/api/threads/{game['thread_id']}/posts", {"body": "START"}).json()
-    assert started["replies"][0]["ok"], started
+    game = started_eitsuku(gm, [player, other], "頁")
     before = world.snapshot(game["id"])
     lines = [
         "UNDO",
@@ -1060,10 +1056,7 @@ def _eitsuku_ready_to_scout(world: World, prefix: str) -> tuple[ApiUser, dict[st
     """A started えいつく game whose first player may SCOUT: that player, the game, their
     legal lines."""
     gm, player, other = fast_users(world.database, 3, world.web, prefix=prefix)
-    game = gm.post("/api/games", {"kind": "eitsuku", "title": "山札", "options": {}}).json()
-    for seat in (player, other):
-        seat.post(f"/api/threads/{game['thread_id']}/posts", {"body": "JOIN"})
-    gm.post(f"/api/threads/{game['thread_id']}/posts", {"body": "START"})
+    game = started_eitsuku(gm, [player, other], "山札")
     posts = f"/api/threads/{game['thread_id']}/posts"
     for _ in range(8):  # the dice may have left cards to CHOOSE first
         legal: list[str] = player.get(f"/api/games/{game['id']}/legal").json()["commands"]

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 from sqlalchemy import select
@@ -46,6 +47,18 @@ def fast_users(
         tokens = [accounts.issue_token(session, user, "api") for user in users]
         session.commit()
         return [ApiUser(client, u.name, t) for u, t in zip(users, tokens, strict=True)]
+
+
+def started_eitsuku(gm: ApiUser, seats: list[ApiUser], title: str) -> dict[str, Any]:
+    """An えいつく game made by ``gm``, every seat joined, started (the GM's START accepted)."""
+    game: dict[str, Any] = gm.post(
+        "/api/games", {"kind": "eitsuku", "title": title, "options": {}}
+    ).json()
+    for seat in seats:
+        seat.post(f"/api/threads/{game['thread_id']}/posts", {"body": "JOIN"})
+    started = gm.post(f"/api/threads/{game['thread_id']}/posts", {"body": "START"}).json()
+    assert started["replies"][0]["ok"], started
+    return game
 
 
 def session_cookie(database: Database, name: str) -> str:

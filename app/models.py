@@ -144,6 +144,8 @@ class Post(Base):
     reply_error: Mapped[dict[str, Any] | None] = mapped_column(
         JSON(none_as_null=True), default=None
     )
+    # A reply that shows the board: after how many applied moves (the picture's ?at=N).
+    board_at: Mapped[int | None] = mapped_column(Integer, default=None)
     # あぼーん: hidden by an admin or the game's GM; the body is kept for admins.
     hidden_at: Mapped[datetime | None] = mapped_column(default=None)
     hidden_by: Mapped[str | None] = mapped_column(String(32), default=None)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
@@ -14,7 +15,7 @@ from app.api.schemas import ERROR_RESPONSES, PostOut, PostResult, ReplyOut
 from app.archive import listing, records
 from app.errors import Invalid
 from app.games import all_games
-from app.gm import replay
+from app.gm import pictures, replay
 from app.gm import service as gm
 from app.models import Game, Post, SealedCommand
 from app.moderation import log_for
@@ -92,7 +93,11 @@ class GameList(BaseModel):
 
 
 class LegalOut(BaseModel):
+    """Lines the caller may post in the thread now, and enumerable lines they may (or must)
+    send through `/sealed` now; free text (a secret rule) is listed in neither."""
+
     commands: list[str]
+    sealed: list[str]
 
 
 class MoveOut(BaseModel):
@@ -227,7 +232,8 @@ def view(game_id: int, session: SessionDep, user: OptionalApiUser) -> dict[str, 
 
 @router.get("/{game_id}/legal", response_model=LegalOut)
 def legal(game_id: int, session: SessionDep, user: OptionalApiUser) -> LegalOut:
-    return LegalOut(commands=gm.legal_lines(gm.get_game(session, game_id), user))
+    found = gm.get_game(session, game_id)
+    return LegalOut(commands=gm.legal_lines(found, user), sealed=gm.sealed_lines(found, user))
 
 
 @router.get("/{game_id}/moves", response_model=list[MoveOut])
@@ -312,6 +318,45 @@ def replay_at(
     # After the end everything is revealed (the epilogue); before it, only the public view.
     view = impl.view(state, "gm") if found.status == "finished" else impl.view(state, None)
     return ReplayOut(at=at, moves=applied, view=view)
+
+
+SVG_HEADERS = {
+    # Opened on its own, the picture runs nothing and loads nothing (it needs neither).
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+@router.get(
+    "/{game_id}/board.svg",
+    response_class=Response,
+    responses={200: {"content": {"image/svg+xml": {"schema": {"type": "string"}}}}},
+)
+def board_svg(
+    request: Request,
+    game_id: int,
+    session: SessionDep,
+    at: Annotated[int | None, Query(ge=0, le=1_000_000)] = None,
+    as_: Annotated[Literal["me"] | None, Query(alias="as")] = None,
+) -> Response:
+    """The public board as an SVG picture (after the first `at` applied moves; now without
+    it). `as=me` (logged in: bearer token or the site's session) adds what only the caller
+    sees, such as their hand."""
+    found = gm.get_game(session, game_id)
+    user = None
+    if as_ == "me":
+        user = deps.bearer_user(request, session) or deps.cookie_user(request, session)
+    picture = pictures.board_picture(session, found, at=at, user=user, as_me=as_ == "me")
+    body = picture.encode()
+    etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+    headers = {
+        **SVG_HEADERS,
+        "ETag": etag,
+        "Cache-Control": "private, no-cache" if as_ == "me" else "no-cache",
+    }
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type="image/svg+xml; charset=utf-8", headers=headers)
 
 
 @router.get("/{game_id}/export")

@@ -203,6 +203,7 @@ def add_post(
     reply_to: int | None = None,
     reply_ok: bool | None = None,
     reply_error: dict[str, Any] | None = None,
+    board_at: int | None = None,
 ) -> Post:
     """Append a post. ``author`` is None for the bot. ``number`` is one the caller took with
     ``reserve_numbers``; without it the next number is taken here.
@@ -227,6 +228,7 @@ def add_post(
         "reply_to": reply_to,
         "reply_ok": reply_ok,
         "reply_error": reply_error,
+        "board_at": board_at,
         "hidden_at": None,
         "hidden_by": None,
     }

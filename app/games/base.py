@@ -21,8 +21,9 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
+from app.games.command_messages import COMMON_SYNTAX_EXAMPLES, COMMON_TERMINAL_LABELS
 from app.games.resources import resource_dir
 
 __all__ = [
@@ -31,13 +32,17 @@ __all__ = [
     "CommandParser",
     "CommandSyntaxError",
     "Game",
+    "NoOptions",
     "RankEntry",
     "Result",
     "Rng",
     "RuleError",
     "State",
     "Viewer",
+    "copy_json",
+    "event",
     "normalise",
+    "private_event",
 ]
 
 T = TypeVar("T")
@@ -209,73 +214,6 @@ def _display_terminal(parser: Lark, name: str, labels: Mapping[str, str]) -> str
     if pattern.type == "str":
         return str(pattern.value)
     return bare
-
-
-# Display names for the shared terminals (grammar/common.lark) in "expected one of" messages.
-COMMON_TERMINAL_LABELS: dict[str, str] = {
-    "JOIN": "JOIN(参加)",
-    "LEAVE": "LEAVE(離脱)",
-    "START": "START(開始)",
-    "UNDO": "UNDO(取消)",
-    "AS": "AS(代理)",
-    "KICK": "KICK(追放)",
-    "REPLACE": "REPLACE(交代)",
-    "PAUSE": "PAUSE(中断)",
-    "RESUME": "RESUME(再開)",
-    "ABORT": "ABORT(中止)",
-    "DEADLINE": "DEADLINE(期限)",
-    "ADJUST": "ADJUST(調整)",
-    "ABSENT": "ABSENT(不在)",
-    "NAME": "名前",
-    "INT": "数字",
-    "SIGNED_INT": "±数字",
-    "REASON": "理由",
-    "_SEP": "区切り(, 、)",
-}
-
-# Friendly messages for the platform commands: label -> malformed examples that fail in the
-# same parser state (Lark `match_examples`). Game tables are tried before these.
-COMMON_SYNTAX_EXAMPLES: dict[str, list[str]] = {
-    "命令が分かりません。行の最初には命令(JOIN、END など)を書いてください。": [
-        "こんにちは",
-        "+1",
-    ],
-    "この命令には続きを書きません(例: JOIN)。": [
-        "JOIN x",
-        "LEAVE x",
-        "START x",
-        "UNDO x",
-        "PAUSE x",
-        "RESUME x",
-        "ABORT x",
-    ],
-    "AS の後にはプレイヤーの名前と命令を書いてください(例: AS 太郎 END)。": ["AS"],
-    "AS <名前> の後には代わりに行う命令を書いてください(例: AS 太郎 END)。": [
-        "AS 太郎",
-        "AS 太郎 x",
-    ],
-    "KICK の後には追放するプレイヤーの名前を書いてください(例: KICK 太郎)。": ["KICK"],
-    "KICK に書ける名前は1人だけです(例: KICK 太郎)。": ["KICK 太郎 次郎"],
-    "REPLACE の後には交代するプレイヤーと新しいプレイヤーの名前を書いてください"
-    "(例: REPLACE 太郎 次郎)。": ["REPLACE", "REPLACE 太郎"],
-    "REPLACE に書ける名前は2人だけです(例: REPLACE 太郎 次郎)。": ["REPLACE 太郎 次郎 三郎"],
-    "DEADLINE の後には時間数を数字で書いてください(例: DEADLINE 24)。": [
-        "DEADLINE",
-        "DEADLINE x",
-        "DEADLINE 24 x",
-    ],
-    "ABSENT の後には不在にする時間数を数字で書いてください(例: ABSENT 48)。": [
-        "ABSENT",
-        "ABSENT x",
-        "ABSENT 48 x",
-    ],
-    "ADJUST の後にはプレイヤーの名前、点数の増減(+5 や -3)、理由を書いてください"
-    "(例: ADJUST 太郎 -3 ストライキの読み違い)。": ["ADJUST"],
-    "ADJUST <名前> の後には点数の増減を +5 や -3 のように書いてください"
-    "(例: ADJUST 太郎 -3 ストライキの読み違い)。": ["ADJUST 太郎", "ADJUST 太郎 x"],
-    "ADJUST <名前> <増減> の後には理由を書いてください"
-    "(例: ADJUST 太郎 -3 ストライキの読み違い)。": ["ADJUST 太郎 +3"],
-}
 
 
 class SyntaxErrorDetail(Exception):
@@ -488,34 +426,106 @@ def _state_key(error: UnexpectedInput) -> tuple[int, ...] | None:
     return tuple(stack)
 
 
+# --------------------------------------------------------------------------- events
+
+
+def event(kind: str, text: str, **extra: Any) -> dict[str, Any]:
+    """A public event of a move: its ``text`` goes into the bot's reply for everyone."""
+    return {"type": kind, "text": text, **extra}
+
+
+def private_event(kind: str, text: str, seat: Actor) -> dict[str, Any]:
+    """An event only the actor of the command (and the GM) is shown."""
+    return {"type": kind, "text": text, "private": True, "seat": seat}
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of plain JSON data (dicts, lists, scalars)."""
+    if isinstance(value, dict):
+        return {key: copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_json(item) for item in value]
+    return value
+
+
+class NoOptions(BaseModel):
+    """A game without options: anything given is refused by name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 # --------------------------------------------------------------------------- the contract
 
 
-class Game(Protocol):
-    """What the app needs from a game (one module object per kind, see `app.games.GAMES`)."""
+class Game:
+    """What the app needs from a game, and what every game shares: subclass it once per kind
+    (one instance per kind in `app.games.GAMES`, compare python-chess's variants).
+
+    A game writes its rules (`deal`, `execute`, `legal_commands`), its view, its scoring and
+    its picture; parsing, the guarded `apply` (actor and command-type checks, sealing, no
+    mutation of the input, the legal lines in a refusal) and the split of legal lines between
+    the thread and the sealed endpoint are done here, once. docs/games.md is the checklist.
+    """
 
     kind: str
     title_ja: str
     title_en: str
-    aliases: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
     min_players: int
     max_players: int
-    Options: type[BaseModel]
-    grammar: str
+    Options: type[BaseModel] = NoOptions
+    parser: CommandParser
+    # The game's own command types (platform commands are the app's).
+    commands: tuple[type, ...]
+    # Of those, the ones only the GM gives (seats are refused them, the GM may give no other).
+    gm_commands: tuple[type, ...] = ()
+    # Said after the player count when it is out of range, e.g. the source's line about it.
+    player_count_note: str = ""
+
+    # -- parsing, from the parser
+
+    @property
+    def grammar(self) -> str:
+        """Its `.lark` file in `grammar/`."""
+        return self.parser.grammar_file
 
     def is_command_line(self, line: str) -> bool:
         """After `normalise`, does the line begin with a known verb? Other lines are talk."""
-        ...
+        return self.parser.is_command_line(line)
 
     def parse(self, line: str) -> Any:
         """Normalise and parse one line into a command object; raises CommandSyntaxError."""
-        ...
+        return self.parser.parse(line)
 
     def verbs(self) -> list[str]:
         """Every spelling of every verb the game understands (platform verbs included)."""
-        ...
+        return self.parser.verb_words
 
-    def setup(self, players: list[str], options: Mapping[str, Any], rng: Rng) -> State: ...
+    # -- setting up
+
+    def setup(self, players: list[str], options: Mapping[str, Any], rng: Rng) -> State:
+        """The dealt game: options validated, the players checked, then `deal`."""
+        chosen = self.Options.model_validate(dict(options))
+        self.check_players(list(players))
+        return self.deal(list(players), chosen, rng)
+
+    def check_players(self, players: list[str]) -> None:
+        if not self.min_players <= len(players) <= self.max_players:
+            raise RuleError(
+                f"{self.title_ja}は {self.min_players}〜{self.max_players} 人で遊びます"
+                f"(今は {len(players)} 人{self.player_count_note})。"
+            )
+        for name in players:
+            if not name or any(ch.isspace() for ch in name):
+                raise RuleError(f"プレイヤー名 {name!r} は空白を含まない1語にしてください。")
+        if len(set(players)) != len(players):
+            raise RuleError("同じ名前のプレイヤーが2人います。")
+
+    def deal(self, players: list[str], options: Any, rng: Rng) -> State:
+        """The state before the first move; `options` is an instance of `Options`."""
+        raise NotImplementedError
+
+    # -- moves
 
     def apply(
         self, state: State, actor: Actor, command: Any, rng: Rng, *, sealed: bool = False
@@ -523,31 +533,156 @@ class Game(Protocol):
         """Return (new state, events); never mutates `state`; raises RuleError.
 
         ``sealed``: the command came through the private endpoint; only its author and the GM
-        see it until the game reveals it. The game refuses secret commands sent unsealed and
-        commands that may not be sealed. An event with ``"private": True`` is shown only to the
-        actor and the GM; every other event's text is public.
+        see it until the game reveals it. Secret commands sent unsealed and commands that may
+        not be sealed are refused (`needs_seal`). An event with ``"private": True`` is shown
+        only to the actor and the GM; every other event's text is public.
         """
-        ...
+        self._check_actor(state, actor)
+        if not isinstance(command, self.commands):
+            raise RuleError(
+                f"{command!r} は{self.title_ja}の命令ではありません"
+                "(掲示板の命令はアプリが扱います)。"
+            )
+        try:
+            self._check_guards(state, actor, command, sealed)
+            new_state = self.copy_state(state)
+            events = self.execute(new_state, actor, command, rng, sealed)
+        except RuleError as error:
+            error.legal = self.refusal_lines(state, actor)
+            raise
+        return new_state, events
 
-    def epilogue(self, state: State) -> list[str]:
-        """Once over: lines revealing every hidden part of the state (hands, secret rules)."""
-        ...
+    def _check_actor(self, state: State, actor: Actor) -> None:
+        if actor == "gm":
+            return
+        if not isinstance(actor, int) or isinstance(actor, bool):
+            raise RuleError(f"{actor!r} はこのゲームの席でも GM でもありません。")
+        if not 0 <= actor < len(state["players"]):
+            raise RuleError(f"席 {actor} のプレイヤーはいません。")
+
+    def _check_guards(self, state: State, actor: Actor, command: Any, sealed: bool) -> None:
+        if self.is_over(state):
+            raise RuleError("ゲームはすでに終了しています。")
+        verb = command.canonical().split(" ", 1)[0]
+        gm_only = isinstance(command, self.gm_commands)
+        if actor == "gm" and not gm_only:
+            raise RuleError(
+                f"{verb} はプレイヤーの命令です。GM がプレイヤーの代わりに行うときは "
+                "AS <名前> <命令> と書いてください。"
+            )
+        if actor != "gm" and gm_only:
+            raise RuleError(f"{verb} は GM の命令です{self.gm_command_note(command)}。")
+        required = self.needs_seal(state, command)
+        if required is True and not sealed:
+            raise RuleError(self.must_be_sealed_message(state, command))
+        if required is False and sealed:
+            raise RuleError(self.must_be_public_message(state, command))
+
+    def gm_command_note(self, command: Any) -> str:
+        """Said after "X は GM の命令です" (why the rules give it to the GM)."""
+        return ""
+
+    def must_be_sealed_message(self, state: State, command: Any) -> str:
+        verb = command.canonical().split(" ", 1)[0]
+        return f"{verb} は秘密の命令です。非公開の書き込み(sealed)で送ってください。"
+
+    def must_be_public_message(self, state: State, command: Any) -> str:
+        verb = command.canonical().split(" ", 1)[0]
+        return (
+            f"{verb} は皆の前で行う命令です。非公開(sealed)ではなく、スレッドに書き込んでください。"
+        )
+
+    def copy_state(self, state: State) -> State:
+        """A deep copy for `execute` to change. A game may override it with a faster copy
+        that shares what never changes (see eitsuku's and eleusis's)."""
+        copied: State = copy_json(state)
+        return copied
+
+    def execute(
+        self, state: State, actor: Actor, command: Any, rng: Rng, sealed: bool
+    ) -> list[dict[str, Any]]:
+        """Check `command` against the rules and run it on `state` (a copy: mutate it);
+        raise RuleError when it is illegal. Actor, command type, game over and sealing were
+        checked before."""
+        raise NotImplementedError
 
     def needs_seal(self, state: State, command: Any) -> bool | None:
         """True: ``command`` must come sealed now; False: it must be public; None: either.
         The bot uses it to send a missing player's default moves the way the rules want."""
-        ...
+        return False
 
-    def legal(self, state: State, actor: Actor) -> list[str]: ...
+    # -- legal lines
 
-    def view(self, state: State, viewer: Viewer) -> dict[str, Any]: ...
+    def legal_commands(self, state: State, actor: Actor) -> list[Any]:
+        """Every command `actor` may give now, either way (thread or sealed). Where the full
+        set is large, an enumerable prefix (e.g. BUY without its payment)."""
+        raise NotImplementedError
 
-    def result(self, state: State) -> Result | None: ...
+    def legal(self, state: State, actor: Actor) -> list[str]:
+        """Canonical lines `actor` may post in the thread now: none has to be sealed."""
+        if self.is_over(state):
+            return []
+        return [
+            command.canonical()
+            for command in self.legal_commands(state, actor)
+            if self.needs_seal(state, command) is not True
+        ]
 
-    def is_over(self, state: State) -> bool: ...
+    def sealed_legal(self, state: State, actor: Actor) -> list[str]:
+        """Enumerable lines `actor` may (or must) send through the sealed endpoint now."""
+        if self.is_over(state):
+            return []
+        return [
+            command.canonical()
+            for command in self.legal_commands(state, actor)
+            if self.needs_seal(state, command) is True
+        ]
 
-    def waiting_for(self, state: State) -> list[int]: ...
+    def examples(self, state: State, actor: Actor) -> list[tuple[str, bool]]:
+        """Lines of free text that `legal` cannot list (a secret rule, a hint), one example
+        each with whether it goes sealed: shown as a pattern to follow, not a promise."""
+        return []
 
-    def default_commands(self, state: State, seat: int) -> list[str]: ...
+    def refusal_lines(self, state: State, actor: Actor) -> list[str]:
+        """The legal lines a refusal in the thread may show everyone. A game whose lines name
+        hidden things (the cards of a hand) leaves those out."""
+        return self.legal(state, actor)
 
-    def turn_key(self, state: State) -> str: ...
+    # -- reading the state
+
+    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+        """What that viewer may see; hidden information never leaves through another path."""
+        raise NotImplementedError
+
+    def hidden(self, state: State, viewer: Viewer) -> list[Any]:
+        """The hidden values `viewer` must not find in its view (a hand, the deck order, a
+        secret rule): the contract test looks for each in the view. Nothing by default."""
+        return []
+
+    def board_svg(self, view: Mapping[str, Any], own: Mapping[str, Any] | None = None) -> str:
+        """The board as an SVG picture, a pure function of a view (`own`: the viewer's own
+        view, which may add what only they see, such as their hand)."""
+        raise NotImplementedError
+
+    def result(self, state: State) -> Result | None:
+        """Final scores with a per-player breakdown once over."""
+        raise NotImplementedError
+
+    def epilogue(self, state: State) -> list[str]:
+        """Once over: lines revealing every hidden part of the state (hands, secret rules)."""
+        return []
+
+    def is_over(self, state: State) -> bool:
+        return bool(state["over"])
+
+    def waiting_for(self, state: State) -> list[int]:
+        """The seats the game waits for now."""
+        raise NotImplementedError
+
+    def default_commands(self, state: State, seat: int) -> list[str]:
+        """What the bot posts for a seat past its deadline (nothing by default)."""
+        return []
+
+    def turn_key(self, state: State) -> str:
+        """Changes exactly when the turn or phase moves on (deadlines restart then)."""
+        raise NotImplementedError

@@ -94,6 +94,7 @@ def expire(session: Session, game: Game, secret: str, now: datetime) -> str:
     )
     pipeline.save(session, sub, work, post=notice, sealed_id=None)
     notice.body = f"{header}\n{pipeline.success_text(session, sub, work)}".rstrip()
+    notice.board_at = pipeline.board_at(session, sub, work)
     session.flush()
     return notice.body
 

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, bindparam, insert, select, update
+from sqlalchemy import Table, bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -114,6 +114,8 @@ class Working:
     adjustments: list[tuple[int, int, str]] = field(default_factory=list)
     log: list[tuple[str, str]] = field(default_factory=list)
     board_changed: bool = False
+    # Set by success_text: the reply shows the board, and beside it its picture.
+    board_shown: bool = False
     deadline_reset: bool = False
 
 
@@ -261,7 +263,7 @@ def run(session: Session, sub: Submission) -> tuple[Outcome, Working | None]:
             word = normalise(line).split(" ", 1)[0]
             message = f"「{word}」という命令はありません。もしかして {guess} ですか？"
             error = LineError(number, 1, message, normalise(line))
-            return _failure(sub, error, legal_for(game, impl, sub.by.user)), None
+            return _failure(sub, error, legal_for(game, impl, sub.by.user, public=True)), None
         try:
             parsed.append((number, line, impl.parse(line)))
         except CommandSyntaxError as exc:
@@ -306,7 +308,7 @@ def _refusal_before_the_post(
         apply_command(session, sub, working_copy(sub.game), command)
     except (RuleError, Refusal) as exc:
         message = exc.message
-    return message, legal_for(sub.game, sub.impl, sub.by.user)
+    return message, legal_for(sub.game, sub.impl, sub.by.user, public=True)
 
 
 def _failure(sub: Submission, error: LineError, legal: list[str]) -> Outcome:
@@ -800,10 +802,24 @@ def success_text(session: Session, sub: Submission, work: Working) -> str:
     board: list[str] = []
     if show_board and work.state is not None:
         board = ["", render_board_summary(impl, impl.view(work.state, None))]
+        work.board_shown = True
     closing: list[str] = []
     if work.status in ("finished", "aborted") and sub.game.finished_at == sub.now:
         closing = closing_lines(session, game, impl)
     return fit_reply(lines, board, closing)
+
+
+def board_at(session: Session, sub: Submission, work: Working) -> int | None:
+    """After how many applied moves a reply that shows the board was written (its picture's
+    ?at=N), None for a reply without the board. Called once the moves are saved."""
+    if not work.board_shown:
+        return None
+    count = session.scalar(
+        select(func.count())
+        .select_from(Move)
+        .where(Move.game_id == sub.game.id, Move.undone.is_(False))
+    )
+    return int(count or 0)
 
 
 def fit_reply(head: list[str], board: list[str], closing: list[str]) -> str:
@@ -866,27 +882,55 @@ def closing_lines(session: Session, game: Game, impl: GameImpl) -> list[str]:
 # --- legal lines ---------------------------------------------------------------------------
 
 
-def legal_for(game: Game, impl: GameImpl, user: User | None) -> list[str]:
-    """Command lines this user may post now."""
+def _actor_of(game: Game, user: User | None) -> tuple[Actor | None, int | None, bool]:
+    """(who the user acts as: their seat or "gm" or None, their seat, whether they are GM);
+    a kicked seat acts as nobody."""
+    if user is None:
+        return None, None, False
+    seat = next((p.seat for p in game.players if p.user_id == user.id), None)
+    gm_user = is_gm(game, user)
+    if seat is not None:
+        return (None if game.players[seat].kicked else seat), seat, gm_user
+    return ("gm" if gm_user else None), None, gm_user
+
+
+def legal_for(game: Game, impl: GameImpl, user: User | None, *, public: bool = False) -> list[str]:
+    """Command lines this user may post in the thread now. ``public``: for a refusal the
+    whole thread reads, so without the lines that name the user's hidden things (a hand)."""
     if user is None:
         return []
-    seat = next((p.seat for p in game.players if p.user_id == user.id), None)
-    kicked = seat is not None and game.players[seat].kicked
+    actor, seat, gm_user = _actor_of(game, user)
     lines: list[str] = []
     if game.status == "recruiting":
         if seat is None and len(game.players) < impl.max_players:
             lines.append("JOIN")
         if seat is not None:
             lines.append("LEAVE")
-        if is_gm(game, user) and len(game.players) >= impl.min_players:
+        if gm_user and len(game.players) >= impl.min_players:
             lines.append("START")
     elif game.status == "active" and game.state is not None:
-        if not game.paused and not kicked:
-            if seat is not None:
-                lines.extend(impl.legal(game.state, seat))
-            elif is_gm(game, user):
-                lines.extend(impl.legal(game.state, "gm"))
-        if is_gm(game, user):
+        if not game.paused and actor is not None:
+            shown = impl.refusal_lines if public else impl.legal
+            lines.extend(shown(game.state, actor))
+        if gm_user:
             lines.extend(["RESUME"] if game.paused else ["PAUSE"])
             lines.extend(["UNDO", "ABORT"])
     return lines
+
+
+def _playing_actor(game: Game, user: User | None) -> Actor | None:
+    if game.status != "active" or game.state is None or game.paused:
+        return None
+    return _actor_of(game, user)[0]
+
+
+def sealed_legal_for(game: Game, impl: GameImpl, user: User | None) -> list[str]:
+    """Enumerable lines this user may (or must) send through the sealed endpoint now."""
+    actor = _playing_actor(game, user)
+    return [] if actor is None or game.state is None else impl.sealed_legal(game.state, actor)
+
+
+def examples_for(game: Game, impl: GameImpl, user: User | None) -> list[tuple[str, bool]]:
+    """Free-text lines to show as patterns (a secret rule's form), with whether sealed."""
+    actor = _playing_actor(game, user)
+    return [] if actor is None or game.state is None else impl.examples(game.state, actor)

@@ -128,6 +128,7 @@ def _bot_post(
     reply_to: int | None = None,
     error: LineError | None = None,
     number: int | None = None,
+    board_at: int | None = None,
 ) -> Post:
     """The bot's post. Its text is not a user's and is never refused for its length: beyond a
     post's limit it is cut, saying where the rest is (the closing post of a game with many
@@ -148,6 +149,7 @@ def _bot_post(
         reply_to=reply_to,
         reply_ok=error is None,
         reply_error=error.to_json() if error is not None else None,
+        board_at=board_at,
     )
 
 
@@ -204,7 +206,10 @@ def submit_post(
     else:
         pipeline.save(session, sub, work, post=post, sealed_id=None)
         text = pipeline.success_text(session, sub, work)
-        reply = _bot_post(session, game, text, secret, now, post.number, number=first + 1)
+        at = pipeline.board_at(session, sub, work)
+        reply = _bot_post(
+            session, game, text, secret, now, post.number, number=first + 1, board_at=at
+        )
     session.flush()  # what went through the session (seats, adjustments, the log)
     return post, [reply]
 
@@ -257,7 +262,8 @@ def submit_sealed(
     )
     header = f"{user.name} さんから封印コマンドが届きました。"
     public = pipeline.success_text(session, sub, work)
-    post = _bot_post(session, game, f"{header}\n{public}".rstrip(), secret, now)
+    at = pipeline.board_at(session, sub, work)
+    post = _bot_post(session, game, f"{header}\n{public}".rstrip(), secret, now, board_at=at)
     return row, post
 
 
@@ -319,8 +325,18 @@ def private_view(game: Game, user: User | None) -> dict[str, Any]:
 
 
 def legal_lines(game: Game, user: User | None) -> list[str]:
-    """Command lines this user may post now."""
+    """Command lines this user may post in the thread now."""
     return pipeline.legal_for(game, game_impl(game.kind), user)
+
+
+def sealed_lines(game: Game, user: User | None) -> list[str]:
+    """Enumerable lines this user may (or must) send through the sealed endpoint now."""
+    return pipeline.sealed_legal_for(game, game_impl(game.kind), user)
+
+
+def example_lines(game: Game, user: User | None) -> list[tuple[str, bool]]:
+    """Free-text lines the user may write now, as patterns (with whether they go sealed)."""
+    return pipeline.examples_for(game, game_impl(game.kind), user)
 
 
 def game_ids_for_threads(session: Session, thread_ids: list[int]) -> dict[int, int]:

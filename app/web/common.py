@@ -64,6 +64,8 @@ def game_panel(session: Session, game: Game, user: User | None) -> dict[str, Any
         "seat": seat,
         "is_gm": gm.is_gm(game, user),
         "legal": gm.legal_lines(game, user),
+        "sealed_legal": gm.sealed_lines(game, user),
+        "examples": gm.example_lines(game, user),
         "impl": gm.game_impl(game.kind),
     }
 

@@ -27,7 +27,11 @@ def test_apply_never_mutates_its_input_over_whole_games(kind: str) -> None:
                 break
             seats = impl.waiting_for(state) or list(range(len(names)))
             seat = chooser.choice(seats)
-            lines = impl.legal(state, seat)
+            lines = [
+                *impl.legal(state, seat),
+                *impl.sealed_legal(state, seat),
+                *(line for line, _sealed in impl.examples(state, seat)),
+            ]
             if not lines:
                 break
             snapshot = copy.deepcopy(state)

@@ -167,11 +167,14 @@ def test_round_waits_for_parents_sealed_rule() -> None:
     """R 準備 5「親プレイヤーはルールを決め紙に記録しておく」: nothing happens before the rule."""
     state = game.setup(NAMES[:4], {}, Rng("w", 0))
     assert state["phase"] == "rule" and game.waiting_for(state) == [0]
-    assert game.legal(state, 0) == [
-        "RULE card.color != prev.color",
-        "RULE TEXT 前のカードと色が違う",
+    # The rule is the parent's own free text, sent sealed: the thread is offered nothing, the
+    # sealed endpoint lists nothing enumerable, and the examples show the parent the form.
+    assert game.legal(state, 0) == [] and game.sealed_legal(state, 0) == []
+    assert game.examples(state, 0) == [
+        ("RULE card.color != prev.color", True),
+        ("RULE TEXT 前のカードと色が違う", True),
     ]
-    assert game.legal(state, 1) == []
+    assert game.legal(state, 1) == [] and game.examples(state, 1) == []
     assert "RULE" in rejected(state, 1, "PLAY ○ S7").message
     assert "親" in rejected(state, 1, "RULE card.face").message
 
@@ -225,7 +228,7 @@ def test_option_rules_formal_only_refuses_text_rule() -> None:
     """I: the rule is given in one of two ways; the option `rules` may allow only one."""
     state = game.setup(NAMES[:4], {"rules": "formal"}, Rng("f", 0))
     assert "形式ルール" in rejected(state, 0, "RULE TEXT 赤と黒").message
-    assert game.legal(state, 0) == ["RULE card.color != prev.color"]
+    assert game.examples(state, 0) == [("RULE card.color != prev.color", True)]
     state = game.setup(NAMES[:4], {"rules": "hand"}, Rng("f", 0))
     assert "文章のルール" in rejected(state, 0, "RULE card.face").message
     act(state, 0, "RULE TEXT 赤と黒")

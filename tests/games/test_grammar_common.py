@@ -9,7 +9,6 @@ from lark import Lark
 
 from app.games import GAMES, all_games, find_game
 from app.games.base import (
-    COMMON_SYNTAX_EXAMPLES,
     STRICT_AVAILABLE,
     CommandSyntaxError,
     RankEntry,
@@ -19,6 +18,7 @@ from app.games.base import (
     competition_ranks,
     normalise,
 )
+from app.games.command_messages import COMMON_SYNTAX_EXAMPLES
 from app.games.commands import (
     Abort,
     Absent,

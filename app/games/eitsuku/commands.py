@@ -128,3 +128,4 @@ class Choose:
 
 
 GameCommand = PlayEvent | Scout | Buy | Draw | SetRole | Release | End | Choose
+GAME_COMMANDS = (PlayEvent, Scout, Buy, Draw, SetRole, Release, End, Choose)

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from app.games.base import Actor, Rng, RuleError, State
+from app.games.base import Actor, Rng, RuleError, State, event
 from app.games.eitsuku.cards import (
     ALL_ROLE_CARDS,
     BUDGET_CARDS,
@@ -94,10 +94,6 @@ CARD_ORDER: dict[str, int] = {
 
 
 # --------------------------------------------------------------------------- small helpers
-
-
-def _event(kind: str, text: str, **extra: Any) -> dict[str, Any]:
-    return {"type": kind, "text": text, **extra}
 
 
 def sorted_cards(counter: Mapping[str, int]) -> dict[str, int]:
@@ -202,18 +198,6 @@ def _new_player(name: str) -> dict[str, Any]:
     }
 
 
-def _check_players(players: list[str]) -> None:
-    if not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
-        raise RuleError(
-            f"えいつくは {MIN_PLAYERS}〜{MAX_PLAYERS} 人で遊びます(今は {len(players)} 人)。"
-        )
-    for name in players:
-        if not name or any(ch.isspace() for ch in name):
-            raise RuleError(f"プレイヤー名 {name!r} は空白を含まない1語にしてください。")
-    if len(set(players)) != len(players):
-        raise RuleError("同じ名前のプレイヤーが2人います。")
-
-
 def _take_from_pile(state: State, player: dict[str, Any], card: str, count: int = 1) -> int:
     taken = min(count, int(state["piles"][card]))
     if taken:
@@ -230,7 +214,6 @@ def _draw(state: State, deck: str) -> str:
 
 def setup(players: list[str], rng: Rng) -> tuple[State, Events]:
     """R 2−1 / 2−2 ゲームの開始, then week 1's start phase."""
-    _check_players(players)
     count = len(players)
     decks: dict[str, list[str]] = {deck: role_deck_cards(deck) for deck in ROLE_DECKS}
     decks[EVENT_DECK] = event_deck_cards()
@@ -264,7 +247,7 @@ def setup(players: list[str], rng: Rng) -> tuple[State, Events]:
         text = f"{player['name']}: ダイス {dice}、ストック {format_cards(player['stock'])}"
         if player["pending_choices"]:
             text += f"(6 が出たので CHOOSE <山> で {player['pending_choices']} 枚選んでください)"
-        events.append(_event("setup", text, seat=seat))
+        events.append(event("setup", text, seat=seat))
     _begin_week(state, events)
     return state, events
 
@@ -274,7 +257,7 @@ def setup(players: list[str], rng: Rng) -> tuple[State, Events]:
 
 def _begin_week(state: State, events: Events) -> None:
     """Reset every active player's week and run their start phase (R 2−2 スタートフェイズ)."""
-    events.append(_event("week", f"第{state['week']}週が始まりました。", week=state["week"]))
+    events.append(event("week", f"第{state['week']}週が始まりました。", week=state["week"]))
     for seat, player in enumerate(state["players"]):
         if not is_active(player):
             continue
@@ -293,20 +276,20 @@ def _begin_week(state: State, events: Events) -> None:
         # R: add one 予算・小; if that pile is empty, one 予算・中. I: if both are empty, nothing.
         for card in (SMALL, MEDIUM):
             if _take_from_pile(state, player, card):
-                events.append(_event("start", f"{player['name']}: {card} を得ました。", seat=seat))
+                events.append(event("start", f"{player['name']}: {card} を得ました。", seat=seat))
                 break
         else:
             text = f"{player['name']}: 予算の山が尽きていて何も得られません。"
-            events.append(_event("start", text, seat=seat))
+            events.append(event("start", text, seat=seat))
         if player["set_blocked"]:
             text = f"{player['name']}: ストライキのため今週は役割カードを配置できません。"
-            events.append(_event("strike", text, seat=seat))
+            events.append(event("strike", text, seat=seat))
 
 
 def _end_week(state: State, events: Events) -> None:
     """Everyone has ended: flipped cards turn face up (I), then next week or the end."""
     week = state["week"]
-    events.append(_event("week_end", f"第{week}週が終わりました。", week=week))
+    events.append(event("week_end", f"第{week}週が終わりました。", week=week))
     for player in state["players"]:
         for card, count in player["flipped"].items():
             _add(player["stock"], card, count)
@@ -329,15 +312,15 @@ def _finish(state: State, events: Events) -> None:
             player["released_week"] = week
             player["status"] = "released"
             text = f"{player['name']}: 第{week}週の終わりに公開しました(最終週)。"
-            events.append(_event("release", text, seat=seat))
+            events.append(event("release", text, seat=seat))
         else:
             player["status"] = "unfinished"
             text = f"{player['name']}: 映画が完成しませんでした(未完成)。"
-            events.append(_event("unfinished", text, seat=seat))
+            events.append(event("unfinished", text, seat=seat))
     released = [p["released_week"] for p in state["players"] if p["released_week"] is not None]
     state["first_release_week"] = min(released) if released else None
     state["over"] = True
-    events.append(_event("game_over", "えいつく終了。成績発表です。"))
+    events.append(event("game_over", "えいつく終了。成績発表です。"))
 
 
 # --------------------------------------------------------------------------- checks
@@ -705,7 +688,7 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
         _add(player["stock"], card)
         player["pending_choices"] -= 1
         text = f"{name}: {command.deck}の山から {card} を引きました。"
-        events.append(_event("choose", text, seat=seat))
+        events.append(event("choose", text, seat=seat))
     elif isinstance(command, PlayEvent):
         _run_event(state, seat, command, rng, events)
     elif isinstance(command, Scout):
@@ -713,7 +696,7 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
         _add(player["stock"], card)
         _spend_scout(player)
         text = f"{name}: {command.deck}の山から {card} をスカウトしました。"
-        events.append(_event("scout", text, seat=seat))
+        events.append(event("scout", text, seat=seat))
     elif isinstance(command, Buy):
         assert plan is not None
         for card, count in plan.items():
@@ -724,14 +707,14 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
         _spend_scout(player)
         flipped = format_cards(plan) if plan else "なし"
         events.append(
-            _event("buy", f"{name}: {flipped} を裏返して {command.card} を得ました。", seat=seat)
+            event("buy", f"{name}: {flipped} を裏返して {command.card} を得ました。", seat=seat)
         )
         line = Buy(command.card, _expand(plan)).canonical()
     elif isinstance(command, Draw):
         card = _draw(state, EVENT_DECK)
         _add(player["stock"], card)
         _spend_set(player)
-        events.append(_event("draw", f"{name}: イベントカード {card} を引きました。", seat=seat))
+        events.append(event("draw", f"{name}: イベントカード {card} を引きました。", seat=seat))
     elif isinstance(command, SetRole):
         assert plan is not None
         for card, count in plan.items():
@@ -743,7 +726,7 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
         _spend_set(player)
         paid = format_cards(plan) if plan else "なし"
         events.append(
-            _event(
+            event(
                 "set",
                 f"{name}: {command.slot}に {command.card} を配置しました(支払い {paid})。",
                 seat=seat,
@@ -757,9 +740,9 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
             player["released_week"] = state["week"]
             player["status"] = "released"
             text = f"{name}: 第{state['week']}週に公開を宣言しました。"
-            events.append(_event("release", text, seat=seat))
+            events.append(event("release", text, seat=seat))
         else:
-            events.append(_event("end", f"{name}: 第{state['week']}週を終えました。", seat=seat))
+            events.append(event("end", f"{name}: 第{state['week']}週を終えました。", seat=seat))
     player["moves"].append(line)
     if isinstance(command, Release | End) and not waiting_for(state):
         _end_week(state, events)
@@ -843,27 +826,7 @@ def _run_event(state: State, seat: int, command: PlayEvent, rng: Rng, events: Ev
     else:
         text += EVENTS[command.name].effect
     player["events"].append(entry)
-    events.append(_event("event", text, seat=seat, card=command.name))
-
-
-def apply(state: State, actor: Actor, command: Any, rng: Rng) -> tuple[State, Events]:
-    if not isinstance(actor, int) or isinstance(actor, bool):
-        raise RuleError(
-            "GM がプレイヤーの代わりに命令するときは AS <名前> <命令> と書いてください。"
-        )
-    if not 0 <= actor < len(state["players"]):
-        raise RuleError(f"席 {actor} のプレイヤーはいません。")
-    if not isinstance(command, PlayEvent | Scout | Buy | Draw | SetRole | Release | End | Choose):
-        raise RuleError(
-            f"{command!r} はえいつくの命令ではありません(掲示板の命令はアプリが扱います)。"
-        )
-    new_state = copy_state(state)
-    try:
-        events = execute(new_state, actor, command, rng)
-    except RuleError as error:
-        error.legal = legal(state, actor)
-        raise
-    return new_state, events
+    events.append(event("event", text, seat=seat, card=command.name))
 
 
 # --------------------------------------------------------------------------- queries
@@ -957,20 +920,20 @@ def _candidates(state: State, seat: int) -> Iterator[GameCommand]:
     yield End()
 
 
-def legal(state: State, actor: Actor) -> list[str]:
-    """Canonical lines `actor` may post now (BUY/SET in their no-argument form)."""
+def legal_commands(state: State, actor: Actor) -> list[GameCommand]:
+    """Commands `actor` may give now (BUY/SET in their no-argument form)."""
     if not isinstance(actor, int) or isinstance(actor, bool):
         return []
     if not 0 <= actor < len(state["players"]) or actor not in waiting_for(state):
         return []
-    lines: list[str] = []
+    commands: list[GameCommand] = []
     for command in _candidates(state, actor):
         try:
             check(state, actor, command)
         except RuleError:
             continue
-        lines.append(command.canonical())
-    return lines
+        commands.append(command)
+    return commands
 
 
 def default_commands(state: State, seat: int) -> list[str]:

@@ -47,7 +47,7 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
     """The view shape of rules/eitsuku.md ("Public view") plus per-player phase details."""
     final = result(state)
     waiting = waiting_for(state)
-    return {
+    shown: dict[str, Any] = {
         "kind": "eitsuku",
         "week": state["week"],
         "weeks": state["weeks"],
@@ -61,3 +61,6 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
         "first_release_week": state["first_release_week"],
         "result": final.to_json() if final is not None else None,
     }
+    if isinstance(viewer, int) and not isinstance(viewer, bool):
+        shown["seat"] = viewer  # whose view it is (the picture marks that seat)
+    return shown

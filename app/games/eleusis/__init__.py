@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel
-
-from app.games.base import Actor, Result, Rng, State, Viewer
-from app.games.eleusis import rules, scoring
+from app.games.base import Actor, Game, Result, Rng, State, Viewer
+from app.games.eleusis import rules, scoring, svg
+from app.games.eleusis.commands import GAME_COMMANDS, ChooseParent, EndRound, Play, SealRule
 from app.games.eleusis.grammar import PARSER
 from app.games.eleusis.grammar import parse as _parse
 from app.games.eleusis.rules import EleusisOptions
@@ -26,11 +25,11 @@ from app.games.eleusis.view import view as _view
 __all__ = ["Eleusis", "EleusisOptions", "game"]
 
 
-class Eleusis:
+class Eleusis(Game):
     kind = "eleusis"
     title_ja = "新新エリューシス"
     title_en = "New New Eleusis"
-    aliases: tuple[str, ...] = (
+    aliases = (
         "eleusis",
         "新新エリューシス",
         "新エリューシス",
@@ -40,40 +39,82 @@ class Eleusis:
     )
     min_players = rules.MIN_PLAYERS
     max_players = rules.MAX_PLAYERS
-    Options: type[BaseModel] = EleusisOptions
-    grammar = "eleusis.lark"
-
-    def is_command_line(self, line: str) -> bool:
-        return PARSER.is_command_line(line)
+    player_count_note = "。R「人数は4〜6人」"
+    Options = EleusisOptions
+    parser = PARSER
+    commands = GAME_COMMANDS
+    gm_commands = (EndRound, ChooseParent)
 
     def parse(self, line: str) -> Any:
+        # A broken rule expression is explained by the rule grammar (grammar.parse).
         return _parse(line)
 
-    def verbs(self) -> list[str]:
-        return PARSER.verb_words
+    def deal(self, players: list[str], options: Any, rng: Rng) -> State:
+        return rules.setup(players, options, rng)
 
-    def setup(self, players: list[str], options: Mapping[str, Any], rng: Rng) -> State:
-        return rules.setup(list(players), options, rng)
+    def needs_seal(self, state: State, command: Any) -> bool | None:
+        return rules.needs_seal(state, command)
 
-    def apply(
-        self, state: State, actor: Actor, command: Any, rng: Rng, *, sealed: bool = False
-    ) -> tuple[State, list[dict[str, Any]]]:
-        return rules.apply(state, actor, command, rng, sealed=sealed)
+    def gm_command_note(self, command: Any) -> str:
+        return rules.GM_COMMAND_NOTE
 
-    def legal(self, state: State, actor: Actor) -> list[str]:
-        return rules.legal(state, actor)
+    def must_be_sealed_message(self, state: State, command: Any) -> str:
+        return rules.MUST_BE_SEALED["rule" if isinstance(command, SealRule) else "judge"]
+
+    def copy_state(self, state: State) -> State:
+        return rules.copy_state(state)
+
+    def execute(
+        self, state: State, actor: Actor, command: Any, rng: Rng, sealed: bool
+    ) -> list[dict[str, Any]]:
+        return rules.execute(state, actor, command, rng, sealed)
+
+    def legal_commands(self, state: State, actor: Actor) -> list[Any]:
+        return list(rules.legal_commands(state, actor))
+
+    def refusal_lines(self, state: State, actor: Actor) -> list[str]:
+        # PLAY lines name the cards of the player's hand; a refusal is read by everyone.
+        return [
+            command.canonical()
+            for command in rules.legal_commands(state, actor)
+            if not isinstance(command, Play) and rules.needs_seal(state, command) is not True
+        ]
+
+    def examples(self, state: State, actor: Actor) -> list[tuple[str, bool]]:
+        shown: list[tuple[str, bool]] = []
+        if not state["over"] and state["phase"] == "rule" and actor == state["parent"]:
+            modes = ("formal", "hand") if state["rules"] == "any" else (state["rules"],)
+            shown += [(rules.EXAMPLE_RULES[mode], True) for mode in modes]
+        if isinstance(actor, int) and rules.hint_allowed(state) and actor == state["parent"]:
+            shown.append(("HINT 色が交互", False))
+        return shown
 
     def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
         return _view(state, viewer)
+
+    def hidden(self, state: State, viewer: Viewer) -> list[Any]:
+        """Every hand but the viewer's, the deck's order and the sealed rule, while hidden."""
+        if viewer == "gm":
+            return []
+        secrets: list[Any] = [
+            list(player["hand"])
+            for seat, player in enumerate(state["players"])
+            if seat != viewer and len(player["hand"]) > 1
+        ]
+        if len(state["deck"]) > 1:
+            secrets.append(list(state["deck"]))
+        if state["rule"] is not None and not state["over"] and viewer != state["parent"]:
+            secrets += [state["rule"], state["salt"]]
+        return secrets
+
+    def board_svg(self, view: Mapping[str, Any], own: Mapping[str, Any] | None = None) -> str:
+        return svg.board_svg(view, own)
 
     def epilogue(self, state: State) -> list[str]:
         return _epilogue(state)
 
     def result(self, state: State) -> Result | None:
         return scoring.result(state)
-
-    def is_over(self, state: State) -> bool:
-        return bool(state["over"])
 
     def waiting_for(self, state: State) -> list[int]:
         return rules.waiting_for(state)
@@ -83,10 +124,6 @@ class Eleusis:
 
     def turn_key(self, state: State) -> str:
         return rules.turn_key(state)
-
-    def needs_seal(self, state: State, command: Any) -> bool | None:
-        """True: `command` must come sealed now; False: public; None: either (rules.py)."""
-        return rules.needs_seal(state, command)
 
 
 game = Eleusis()

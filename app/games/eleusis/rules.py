@@ -15,17 +15,16 @@ salt before the round's end, secret judgments before they are all in, deck order
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.games.base import Actor, Rng, RuleError, State
+from app.games.base import Actor, Rng, RuleError, State, event, private_event
 from app.games.eleusis import scoring
 from app.games.eleusis.cards import HAND_SIZE, full_deck, sort_cards
 from app.games.eleusis.commands import (
     FORMAL,
-    GAME_COMMANDS,
     HAND,
     ChooseParent,
     EndRound,
@@ -81,15 +80,6 @@ class EleusisOptions(BaseModel):
 
 
 # --------------------------------------------------------------------------- small helpers
-
-
-def _event(kind: str, text: str, **extra: Any) -> dict[str, Any]:
-    return {"type": kind, "text": text, **extra}
-
-
-def _private(kind: str, text: str, seat: Actor) -> dict[str, Any]:
-    """Shown only to the actor of the command (and the GM)."""
-    return {"type": kind, "text": text, "private": True, "seat": seat}
 
 
 def _name(state: State, seat: int) -> str:
@@ -198,24 +188,12 @@ def card_census(state: State) -> Counter[str]:
 # --------------------------------------------------------------------------- setup
 
 
-def _check_players(players: list[str]) -> None:
-    if not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
-        raise RuleError(
-            f"新新エリューシスは {MIN_PLAYERS}〜{MAX_PLAYERS} 人で遊びます(今は {len(players)} 人。"
-            "R「人数は4〜6人」)。"
-        )
-    for name in players:
-        if not name or any(ch.isspace() for ch in name):
-            raise RuleError(f"プレイヤー名 {name!r} は空白を含まない1語にしてください。")
-    if len(set(players)) != len(players):
-        raise RuleError("同じ名前のプレイヤーが2人います。")
-
-
 def _new_player(name: str) -> dict[str, Any]:
     return {
         "name": name,
         "hand": [],
         "prophet": False,
+        "prophet_at": None,  # the index in the main line of the card the marker is on
         "disqualified": False,
         # Per round: correct secret judgments as a prophet, whether the prophecy failed,
         # how many prophets this child's plays disqualified.
@@ -226,11 +204,9 @@ def _new_player(name: str) -> dict[str, Any]:
     }
 
 
-def setup(players: list[str], options: Mapping[str, Any], rng: Rng) -> State:
+def setup(players: list[str], chosen: EleusisOptions, rng: Rng) -> State:
     """The game before round 1: everyone seated, the first parent to seal a rule."""
     del rng  # I: cards are shuffled and dealt when a round's rule is sealed
-    chosen = EleusisOptions.model_validate(dict(options))
-    _check_players(players)
     parent = 0
     if chosen.parent is not None:
         if chosen.parent not in players:
@@ -284,24 +260,19 @@ def needs_seal(state: State, command: GameCommand) -> bool | None:
     return False
 
 
-def _check_seal(state: State, command: GameCommand, sealed: bool) -> None:
-    required = needs_seal(state, command)
-    if required is True and not sealed:
-        if isinstance(command, SealRule):
-            raise RuleError(
-                "ルールは秘密です。非公開の書き込み(sealed)で RULE を送ってください"
-                "(R「親プレイヤーはルールを決め紙に記録しておく」)。"
-                "公開の書き込みに書いたルールは皆に見えてしまったので、別のルールを考えてください。"
-            )
-        raise RuleError(
-            "預言者がいるので判定は秘密です。非公開の書き込み(sealed)で JUDGE を送ってください"
-            "(R「判定マーカーを秘密裏に握って判定を行う」)。"
-        )
-    if required is False and sealed:
-        verb = command.canonical().split(" ", 1)[0]
-        raise RuleError(
-            f"{verb} は皆の前で行う命令です。非公開(sealed)ではなく、スレッドに書き込んでください。"
-        )
+MUST_BE_SEALED = {
+    "rule": (
+        "ルールは秘密です。非公開の書き込み(sealed)で RULE を送ってください"
+        "(R「親プレイヤーはルールを決め紙に記録しておく」)。"
+        "公開の書き込みに書いたルールは皆に見えてしまったので、別のルールを考えてください。"
+    ),
+    "judge": (
+        "預言者がいるので判定は秘密です。非公開の書き込み(sealed)で JUDGE を送ってください"
+        "(R「判定マーカーを秘密裏に握って判定を行う」)。"
+    ),
+}
+# Why ENDROUND and PARENT are the GM's (said after "X は GM の命令です").
+GM_COMMAND_NOTE = "(I: ラウンドの終了は協議のうえ GM が ENDROUND、親の指名は GM が PARENT)"
 
 
 # --------------------------------------------------------------------------- checks
@@ -311,26 +282,8 @@ def _verb(command: GameCommand) -> str:
     return command.canonical().split(" ", 1)[0]
 
 
-def _check_actor_role(state: State, actor: Actor, command: GameCommand) -> None:
-    gm_only = isinstance(command, EndRound | ChooseParent)
-    if actor == "gm" and not gm_only:
-        raise RuleError(
-            f"{_verb(command)} はプレイヤーの命令です。GM がプレイヤーの代わりに行うときは "
-            "AS <名前> <命令> と書いてください。"
-        )
-    if actor != "gm" and gm_only:
-        raise RuleError(
-            f"{_verb(command)} は GM の命令です"
-            "(I: ラウンドの終了は協議のうえ GM が ENDROUND、親の指名は GM が PARENT)。"
-        )
-
-
 def check(state: State, actor: Actor, command: GameCommand, sealed: bool) -> None:
     """Raise RuleError if `command` is illegal for `actor` now. Never mutates."""
-    if state["over"]:
-        raise RuleError("ゲームはすでに終了しています。")
-    _check_actor_role(state, actor, command)
-    _check_seal(state, command, sealed)
     phase = state["phase"]
     if isinstance(command, ChooseParent):
         if phase != "rule":
@@ -468,7 +421,7 @@ def execute(state: State, actor: Actor, command: GameCommand, rng: Rng, sealed: 
     if isinstance(command, ChooseParent):
         state["parent"] = [p["name"] for p in state["players"]].index(command.name)
         events.append(
-            _event(
+            event(
                 "parent",
                 f"GM が第{state['round']}ラウンドの親に{command.name}さんを指名しました。"
                 "親は非公開で RULE を送ってください。",
@@ -488,10 +441,11 @@ def execute(state: State, actor: Actor, command: GameCommand, rng: Rng, sealed: 
         _judge(state, actor, command, sealed, events)
     elif isinstance(command, Prophet):
         assert isinstance(actor, int)
-        state["players"][actor]["prophet"] = True
+        # D: the picture marks the prophet on the card last on the main line when they spoke.
+        state["players"][actor].update(prophet=True, prophet_at=len(state["line"]) - 1)
         state["window"] = None
         events.append(
-            _event(
+            event(
                 "prophet",
                 f"{_name(state, actor)}さんが預言者を宣言しました。これから他の子のプレイを"
                 "親と一緒に秘密で判定します(JUDGE)。",
@@ -501,7 +455,7 @@ def execute(state: State, actor: Actor, command: GameCommand, rng: Rng, sealed: 
     elif isinstance(command, Hint):
         state["hints"].append({"played": state["played"], "text": command.text})
         events.append(
-            _event(
+            event(
                 "hint", f"親のヒント({state['played']}枚目の後): {command.text}", hint=command.text
             )
         )
@@ -529,7 +483,7 @@ def _seal_rule(state: State, parent: int, command: SealRule, rng: Rng, events: E
     state.update(phase="play", turn=order[0], window=None, played=0, step=state["step"] + 1)
     how = "形式ルール(RULE <式>)" if command.mode == FORMAL else "文章のルール(RULE TEXT)"
     events.append(
-        _private(
+        private_event(
             "rule_sealed",
             f"ルールを封しました({how}): {command.text} / ソルト {salt} / SHA-256 {digest}",
             parent,
@@ -537,7 +491,7 @@ def _seal_rule(state: State, parent: int, command: SealRule, rng: Rng, events: E
     )
     judged = "ボットが判定します" if command.mode == FORMAL else "親が JUDGE で判定します"
     events.append(
-        _event(
+        event(
             "round_start",
             f"第{state['round']}ラウンド開始。親: {_name(state, parent)}さん、{how}で{judged}。"
             f"ルールの SHA-256: {digest}(ラウンドの終わりにルールとソルトを公開します)。"
@@ -585,7 +539,7 @@ def _play(state: State, seat: int, command: Play, events: Events) -> None:
     }
     declared = "全部成功" if command.declaration == SUCCESS else "全部失敗"
     events.append(
-        _event(
+        event(
             "play",
             f"{_name(state, seat)}さんが {command.declaration}({declared})と宣言して "
             f"{_cards(command.cards)} を出しました。",
@@ -601,7 +555,7 @@ def _play(state: State, seat: int, command: Play, events: Events) -> None:
     state["step"] += 1
     who = _names(state, [entry["seat"] for entry in judges])
     how = "非公開(sealed)で判定してください" if secret else "JUDGE で判定してください"
-    events.append(_event("judging", f"判定待ち: {who}。{how}(JUDGE ○|●|○●)。"))
+    events.append(event("judging", f"判定待ち: {who}。{how}(JUDGE ○|●|○●)。"))
 
 
 def _judge(state: State, actor: int, command: Judge, sealed: bool, events: Events) -> None:
@@ -614,10 +568,10 @@ def _judge(state: State, actor: int, command: Judge, sealed: bool, events: Event
     waiting = [entry["seat"] for entry in pending["judges"] if entry["judgment"] is None]
     if pending["secret"] or sealed:
         events.append(
-            _private("judged", f"判定 {command.judgment} を受け付けました(非公開)。", actor)
+            private_event("judged", f"判定 {command.judgment} を受け付けました(非公開)。", actor)
         )
         events.append(
-            _event(
+            event(
                 "judged",
                 f"{_name(state, actor)}さんが判定しました"
                 + (f"(まだの人: {_names(state, waiting)})。" if waiting else "。"),
@@ -634,7 +588,7 @@ def _judge(state: State, actor: int, command: Judge, sealed: bool, events: Event
             if entry["seat"] != state["parent"]
         ]
         events.append(
-            _event(
+            event(
                 "reveal",
                 "判定を一斉に公開します: " + "、".join(parts) + "。",
                 judgments=[dict(entry) for entry in pending["judges"]],
@@ -667,7 +621,7 @@ def _resolve(state: State, actor: Actor, events: Events) -> None:
         player["caused"] += 1
         disqualified.append(entry["seat"])
         events.append(
-            _event(
+            event(
                 "prophet_failed",
                 f"預言者 {prophet['name']}さんの判定 {entry['judgment']} は親の判定 {verdict} と"
                 f"違うので失格です(預言者失格 −5、このラウンドの預言点は0。親 +3、"
@@ -710,7 +664,7 @@ def _resolve(state: State, actor: Actor, events: Events) -> None:
         if state["played"] >= DISQUALIFY_AFTER:
             reasons.append(f"{DISQUALIFY_AFTER}枚が出された以降の宣言失敗(R)")
     events.append(
-        _event(
+        event(
             "judgment",
             text,
             seat=seat,
@@ -720,12 +674,12 @@ def _resolve(state: State, actor: Actor, events: Events) -> None:
         )
     )
     if drawn and actor == seat:
-        events.append(_private("drawn", f"引いたカード: {_cards(sort_cards(drawn))}", seat))
+        events.append(private_event("drawn", f"引いたカード: {_cards(sort_cards(drawn))}", seat))
     if reasons:
         player["disqualified"] = True
         disqualified.append(seat)
         events.append(
-            _event(
+            event(
                 "disqualified",
                 f"{player['name']}さんはこのラウンドは失格です: " + "、".join(reasons) + "。",
                 seat=seat,
@@ -753,7 +707,7 @@ def _resolve(state: State, actor: Actor, events: Events) -> None:
     assert following is not None
     state.update(phase="play", turn=following)
     state["window"] = seat if not player["disqualified"] and not player["prophet"] else None
-    events.append(_event("turn", f"次の手番: {_name(state, following)}さん。", seat=following))
+    events.append(event("turn", f"次の手番: {_name(state, following)}さん。", seat=following))
 
 
 def _end_by_agreement(state: State, events: Events) -> None:
@@ -762,7 +716,7 @@ def _end_by_agreement(state: State, events: Events) -> None:
     was never sealed is void: nobody scores, the next parent follows."""
     if state["phase"] == "rule":
         events.append(
-            _event(
+            event(
                 "round_void",
                 f"GM が第{state['round']}ラウンドを終了しました"
                 "(ルールが封をされる前なので得点なし)。",
@@ -776,14 +730,14 @@ def _end_by_agreement(state: State, events: Events) -> None:
         player["hand"] = sort_cards(player["hand"] + pending["cards"])
         state["pending"] = None
         events.append(
-            _event(
+            event(
                 "play_withdrawn",
                 f"判定中だった{player['name']}さんの {_cards(pending['cards'])} は"
                 "手札に戻しました。",
                 seat=pending["seat"],
             )
         )
-    events.append(_event("agreement", f"GM が協議により第{state['round']}ラウンドを終了しました。"))
+    events.append(event("agreement", f"GM が協議により第{state['round']}ラウンドを終了しました。"))
     _end_round(state, "agreement", None, events)
 
 
@@ -827,9 +781,9 @@ def _end_round(state: State, ended_by: str, emptied: int | None, events: Events)
             f"ルールは「{state['rule']}」でした(ソルト {state['salt']}、"
             f'SHA-256("ソルト:ルール") = {state["rule_hash"]})。'
         )
-    events.append(_event("round_end", text, round=round_number, rule=state["rule"]))
+    events.append(event("round_end", text, round=round_number, rule=state["rule"]))
     events.append(
-        _event(
+        event(
             "round_scores",
             "得点: "
             + "、".join(
@@ -840,11 +794,18 @@ def _end_round(state: State, ended_by: str, emptied: int | None, events: Events)
     state.update(turn=None, window=None, pending=None, step=state["step"] + 1)
     if round_number >= state["rounds"]:
         state.update(phase="over", over=True)
-        events.append(_event("game_over", "新新エリューシス終了。成績発表です。"))
+        events.append(event("game_over", "新新エリューシス終了。成績発表です。"))
         return
     state["deck"] = _gather(state)
     for player in state["players"]:
-        player.update(prophet=False, disqualified=False, correct=0, prophet_failed=False, caused=0)
+        player.update(
+            prophet=False,
+            prophet_at=None,
+            disqualified=False,
+            correct=0,
+            prophet_failed=False,
+            caused=0,
+        )
     next_parent = (state["parent"] + 1) % len(state["players"])
     state.update(
         round=round_number + 1,
@@ -859,33 +820,13 @@ def _end_round(state: State, ended_by: str, emptied: int | None, events: Events)
         last_play=None,
     )
     events.append(
-        _event(
+        event(
             "round_next",
             f"第{round_number + 1}ラウンドの親は{_name(state, next_parent)}さんです。"
             "非公開で RULE を送ってください。",
             seat=next_parent,
         )
     )
-
-
-def apply(
-    state: State, actor: Actor, command: Any, rng: Rng, *, sealed: bool = False
-) -> tuple[State, Events]:
-    if not (actor == "gm" or (isinstance(actor, int) and not isinstance(actor, bool))):
-        raise RuleError(f"{actor!r} はこのゲームの席でも GM でもありません。")
-    if isinstance(actor, int) and not 0 <= actor < len(state["players"]):
-        raise RuleError(f"席 {actor} のプレイヤーはいません。")
-    if not isinstance(command, GAME_COMMANDS):
-        raise RuleError(
-            f"{command!r} は新新エリューシスの命令ではありません(掲示板の命令はアプリが扱います)。"
-        )
-    new_state = copy_state(state)
-    try:
-        events = execute(new_state, actor, command, rng, sealed)
-    except RuleError as error:
-        error.legal = public_legal(state, actor)
-        raise
-    return new_state, events
 
 
 # --------------------------------------------------------------------------- queries
@@ -903,42 +844,33 @@ def waiting_for(state: State) -> list[int]:
     return []
 
 
-def legal(state: State, actor: Actor) -> list[str]:
-    """Canonical lines `actor` may post now. PLAY is listed for single cards only (any 1–4 cards
-    of the hand may be played); HINT takes free words and is not listed. RULE lines (examples)
-    and secret JUDGE lines are legal through the sealed endpoint only."""
+def legal_commands(state: State, actor: Actor) -> list[GameCommand]:
+    """Commands `actor` may give now, in the thread or sealed. PLAY is listed for single cards
+    only (any 1–4 cards of the hand may be played); HINT takes free words and RULE a rule of
+    the parent's own: neither is listed."""
     if state["over"]:
         return []
     if actor == "gm":
-        lines = [EndRound().canonical()]
+        commands: list[GameCommand] = [EndRound()]
         if state["phase"] == "rule":
-            lines += [
-                ChooseParent(player["name"]).canonical()
+            commands += [
+                ChooseParent(player["name"])
                 for seat, player in enumerate(state["players"])
                 if seat != state["parent"]
             ]
-        return lines
+        return commands
     if not isinstance(actor, int) or not 0 <= actor < len(state["players"]):
         return []
-    lines = []
+    commands = []
     phase = state["phase"]
-    if phase == "rule" and actor == state["parent"]:
-        modes = (FORMAL, HAND) if state["rules"] == "any" else (state["rules"],)
-        lines += [EXAMPLE_RULES[mode] for mode in modes]
     if phase == "play" and actor == state["turn"]:
         for card in dict.fromkeys(state["players"][actor]["hand"]):
-            lines += [Play(SUCCESS, (card,)).canonical(), Play(FAILURE, (card,)).canonical()]
+            commands += [Play(SUCCESS, (card,)), Play(FAILURE, (card,))]
     if phase == "judge" and actor in waiting_for(state):
-        lines += [Judge(judgment).canonical() for judgment in JUDGMENTS]
+        commands += [Judge(judgment) for judgment in JUDGMENTS]
     if phase == "play" and state["window"] == actor:
-        lines.append(Prophet().canonical())
-    return lines
-
-
-def public_legal(state: State, actor: Actor) -> list[str]:
-    """legal() without the PLAY lines, which name cards of the hand: a RuleError's list is
-    shown in the thread."""
-    return [line for line in legal(state, actor) if not line.startswith("PLAY ")]
+        commands.append(Prophet())
+    return commands
 
 
 def default_commands(state: State, seat: int) -> list[str]:

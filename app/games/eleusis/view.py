@@ -31,6 +31,7 @@ def _players(state: State) -> list[dict[str, Any]]:
             "name": player["name"],
             "hand_size": len(player["hand"]),
             "prophet": player["prophet"],
+            "prophet_at": player.get("prophet_at"),
             "disqualified": player["disqualified"],
             "score": player["score"],
             "parent": seat == state["parent"],

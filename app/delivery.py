@@ -16,7 +16,7 @@ from email.message import EmailMessage
 from urllib.parse import urlsplit
 
 import httpx
-from sqlalchemy import Table, and_, bindparam, insert, or_, select
+from sqlalchemy import Table, and_, bindparam, func, insert, or_, select
 from sqlalchemy.orm import Session
 
 from app.config import Settings
@@ -216,7 +216,17 @@ def _job(session: Session, delivery: Delivery, note: Notification, base_url: str
     link = f"{base_url}{note.url}"
     game = session.get(Game, note.game_id) if note.game_id is not None else None
     lines = [note.text, link]
+    picture: str | None = None
     if game is not None:
+        applied = session.scalar(
+            select(func.count())
+            .select_from(Move)
+            .where(Move.game_id == game.id, Move.undone.is_(False))
+        )
+        # The board as it stands when the notice goes out, so a reader elsewhere sees it.
+        at = f"?at={applied}" if game.started_at is not None else ""
+        picture = f"{base_url}/api/games/{game.id}/board.svg{at}"
+        lines.append(f"盤面の図: {picture}")
         moves = list(
             session.scalars(
                 select(Move)
@@ -241,6 +251,7 @@ def _job(session: Session, delivery: Delivery, note: Notification, base_url: str
             "kind": note.kind,
             "url": link,
             "game_id": note.game_id,
+            "board": picture,
             "created_at": note.created_at.isoformat(),
         },
     }

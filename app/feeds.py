@@ -14,10 +14,11 @@ from sqlalchemy.orm import Session
 
 from app.errors import NotFound
 from app.forum import service as forum
-from app.models import Board, FeedToken, Notification, Post, Thread, User, utcnow
+from app.models import Board, FeedToken, Game, Notification, Post, Thread, User, utcnow
 from app.moderation import shown_body
 
 ENTRIES = 50
+PICTURE_LABEL = "盤面の図"
 # What XML 1.0 cannot carry (most control characters, lone surrogates, U+FFFE/FFFF); a post may
 # hold them, and lxml refuses the whole feed over one (a 500 for every reader of the board).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -113,22 +114,47 @@ def user_feed(session: Session, user: User, base_url: str) -> bytes:
         entry.updated(item.created_at)
         entry.published(item.created_at)
         entry.category(term=item.kind)
-        entry.content(_xml(item.text), type="text")
+        text = item.text
+        if item.game_id is not None:
+            text += f"\n\n{PICTURE_LABEL}: {base_url}/api/games/{item.game_id}/board.svg"
+        entry.content(_xml(text), type="text")
     result: bytes = fg.atom_str(pretty=True)
     return result
 
 
-def _post_entries(fg: FeedGenerator, posts: list[tuple[Post, Thread]], base_url: str) -> None:
+def _games_of(session: Session, posts: list[tuple[Post, Thread]]) -> dict[int, int]:
+    """thread id -> game id, for the threads of the bot's replies that show a board."""
+    threads = {thread.id for post, thread in posts if post.board_at is not None}
+    if not threads:
+        return {}
+    rows = session.execute(select(Game.thread_id, Game.id).where(Game.thread_id.in_(threads)))
+    return {thread_id: game_id for thread_id, game_id in rows}
+
+
+def _post_entries(
+    session: Session, fg: FeedGenerator, posts: list[tuple[Post, Thread]], base_url: str
+) -> None:
+    games = _games_of(session, posts)
     for post, thread in reversed(posts):
         entry = fg.add_entry()
         url = f"{base_url}/threads/{thread.id}#{post.number}"
         entry.id(url)
         entry.title(_xml(f"{thread.title} >>{post.number} {post.author_name}"))
         entry.link(href=url)
+        body = shown_body(post, None)
+        game_id = games.get(thread.id)
+        if post.board_at is not None and game_id is not None and post.hidden_at is None:
+            # A reply showing the board links its picture, so a feed reader sees it too. In
+            # the text: feedgen 1.0 writes an entry's extra <link> without its rel and type
+            # (entry.py reuses the name of the dict for the element), and readers then take
+            # the picture for the entry's own link.
+            body += (
+                f"\n\n{PICTURE_LABEL}: {base_url}/api/games/{game_id}/board.svg?at={post.board_at}"
+            )
         entry.author(name=_xml(post.author_name))
         entry.updated(post.created_at)
         entry.published(post.created_at)
-        entry.content(_xml(shown_body(post, None)), type="text")
+        entry.content(_xml(body), type="text")
 
 
 def thread_feed(session: Session, thread_id: int, base_url: str) -> bytes:
@@ -140,7 +166,7 @@ def thread_feed(session: Session, thread_id: int, base_url: str) -> bytes:
         f"{base_url}/threads/{thread.id}",
         thread.last_post_at,
     )
-    _post_entries(fg, [(p, thread) for p in posts], base_url)
+    _post_entries(session, fg, [(p, thread) for p in posts], base_url)
     result: bytes = fg.atom_str(pretty=True)
     return result
 
@@ -162,6 +188,6 @@ def board_feed(session: Session, slug: str, base_url: str) -> bytes:
         f"{base_url}/boards/{board.slug}",
         updated,
     )
-    _post_entries(fg, posts, base_url)
+    _post_entries(session, fg, posts, base_url)
     result: bytes = fg.atom_str(pretty=True)
     return result

@@ -54,6 +54,8 @@ RULE = "card.parity != prev.parity"
 CARD = r"[♠♥♦♣](?:10|[2-9AJQK])"
 HAND_BLOCK = re.compile(r'class="eleusis-hand">(.*?)</(?:p|div)>', re.S)
 CARD_SPAN = re.compile(r'class="eleusis-card[^"]*">(' + CARD + ")</span>")
+SVG_HAND_HEADING = "あなたの手札"  # app/games/eleusis/svg.py HAND_LABEL
+SVG_CARD_TITLE = re.compile(r"<title>(" + CARD + ")</title>")
 DATA_LINE = re.compile(r'data-line="([^"]*)"')
 STREAMING = "text/event-stream"
 
@@ -164,9 +166,13 @@ def first_frames(reply: httpx.Response, last: int) -> str:
 
 
 def hands_shown(text: str, content_type: str) -> list[tuple[str, ...]]:
-    """Every non-empty hand in an answer: a rendered ``eleusis-hand`` block, or any JSON
-    ``hand`` list, however deep."""
+    """Every non-empty hand in an answer: a rendered ``eleusis-hand`` block, a picture's hand
+    (the cards drawn after its hand heading, each titled with its name), or any JSON ``hand``
+    list, however deep."""
     found = [tuple(sorted(CARD_SPAN.findall(block))) for block in HAND_BLOCK.findall(text)]
+    if "svg" in content_type and SVG_HAND_HEADING in text:
+        after = text[text.index(SVG_HAND_HEADING) :]
+        found.append(tuple(sorted(SVG_CARD_TITLE.findall(after))))
     if "json" in content_type:
 
         def walk(value: Any) -> None:
@@ -732,6 +738,16 @@ MATRIX: dict[tuple[str, str], list[Case]] = {
     ("GET", "/api/games/{game_id}/view"): [Case("/api/games/{game}/view", status(200), GAME_VIEW)],
     ("GET", "/api/games/{game_id}/legal"): [
         Case("/api/games/{game}/legal", status(200), check=legal_names_only_own_cards)
+    ],
+    ("GET", "/api/games/{game_id}/board.svg"): [
+        Case("/api/games/{game}/board.svg", status(200)),
+        Case("/api/games/{game}/board.svg?at=1", status(200)),
+        # The viewer's own picture: the parent's sealed rule, the child's hand, the GM's rule.
+        Case(
+            "/api/games/{game}/board.svg?as=me",
+            status(200, anonymous=401, stranger=403, admin=403),
+            shows(player={"rule"}, other={"hand:other"}, gm={"rule"}),
+        ),
     ],
     ("GET", "/api/games/{game_id}/moves"): [Case("/api/games/{game}/moves", status(200), MOVES)],
     ("GET", "/api/games/{game_id}/log"): [Case("/api/games/{game}/log", status(200))],

@@ -115,6 +115,9 @@ def test_webhook_gets_discord_and_slack_compatible_json(
     body = next(b for b in receiver.bodies if "配信卓" in b["content"])
     assert body["content"] == body["text"] and "あなたの手番" in body["text"]
     assert body["bbsgm"]["url"].endswith(f"/games/{game['id']}")
+    # The board's picture as it stood when the notice went out (START: no move yet).
+    picture = f"/api/games/{game['id']}/board.svg?at=0"
+    assert body["bbsgm"]["board"].endswith(picture) and "盤面の図: " in body["text"]
     log = player.get("/api/me/deliveries").json()
     assert log[0]["status"] == "sent" and log[0]["attempts"] == 1
 
@@ -243,6 +246,11 @@ def test_mail_is_opt_in_and_names_game_turn_and_moves(
     latest = email.message_from_bytes(mails[-1].content, policy=email.policy.default)
     latest_body = latest.get_content()
     assert "week2" in latest_body and "最近の手:" in latest_body and "END" in latest_body
+    moves = len(client.get(f"/api/games/{game['id']}/moves").json())
+    assert (
+        f"盤面の図: {settings.base_url.rstrip('/')}/api/games/{game['id']}/board.svg?at={moves}"
+        in latest_body
+    )
     message = email.message_from_bytes(mails[0].content, policy=email.policy.default)
     assert message["From"] == "gm@bbsgm.test"
     assert "あなたの手番" in str(message["Subject"])

@@ -101,4 +101,5 @@ def thread_context(
         "undone_posts": undone,
         "can_moderate": moderation.can_moderate(session, thread.id, user),
         "panel": game_panel(session, game, user) if game is not None else None,
+        "board_game_id": game.id if game is not None else None,
     }

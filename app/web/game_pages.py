@@ -136,6 +136,7 @@ def _game_page(
         sealed=sealed,
         can_seal=can_seal,
         panel=context,
+        board_game_id=game.id,
         **context,
         **values,
     )

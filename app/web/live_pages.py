@@ -69,6 +69,9 @@ def _posts_after(
     with db.session() as session:
         thread = forum.get_thread(session, thread_id)
         posts = forum.list_posts(session, thread, after, BATCH)
+        board_game_id = None
+        if any(post.board_at is not None for post in posts):
+            board_game_id = gm.game_ids_for_threads(session, [thread_id]).get(thread_id)
         payloads = []
         for post in posts:
             page = (post.number - 1) // per_page + 1
@@ -85,6 +88,7 @@ def _posts_after(
                 can_moderate=False,
                 user=None,
                 csrf_token="",
+                board_game_id=board_game_id,
             )
             payloads.append({**PostOut.of(post).model_dump(mode="json"), "html": html})
         session.commit()

@@ -90,7 +90,8 @@ def test_parent_four_children_and_a_prophet(client: httpx.Client) -> None:
             break
         acted = False
         for child in children:
-            legal = child.get(f"/api/games/{gid}/legal").json()["commands"]
+            offered = child.get(f"/api/games/{gid}/legal").json()
+            legal = offered["commands"]
             if "PROPHET" in legal and prophet is None:
                 prophet = child
                 assert child.post(f"/api/threads/{tid}/posts", {"body": "預言者"}).json()[
@@ -98,7 +99,9 @@ def test_parent_four_children_and_a_prophet(client: httpx.Client) -> None:
                 ][0]["ok"]
                 acted = True
                 continue
-            judge = [line for line in legal if line.startswith("JUDGE")]
+            # A prophet's secret judgment is offered for /sealed, never for the thread.
+            assert not [line for line in legal if line.startswith("JUDGE")], legal
+            judge = [line for line in offered["sealed"] if line.startswith("JUDGE")]
             if judge:
                 declared = client.get(f"/api/games/{gid}").json()["view"]["pending"]
                 assert declared is not None

@@ -66,14 +66,21 @@
   document.addEventListener("focusout", onLeave);
 })();
 
-// Legal command buttons: add the line to the post form's textarea.
+// Legal command buttons: add the line to the post form's textarea (a sealed line: to the
+// sealed form's).
 (function () {
   "use strict";
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest("button.fill-command");
     if (!button) return;
-    var area = document.querySelector("#reply textarea[name=body]");
-    if (!area) return;
+    var sealed = button.getAttribute("data-target") === "sealed";
+    var area = document.querySelector(sealed ? "#sealed textarea[name=body]" : "#reply textarea[name=body]");
+    if (!area) {
+      // The thread page has no sealed form: the game page has it.
+      var panel = button.closest("[data-game]");
+      if (sealed && panel) window.location.href = "/games/" + panel.getAttribute("data-game") + "#sealed";
+      return;
+    }
     var line = button.getAttribute("data-line");
     area.value = area.value && !/\n$/.test(area.value) ? area.value + "\n" + line : area.value + line;
     area.focus();

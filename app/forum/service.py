@@ -232,7 +232,12 @@ def add_post(
         "hidden_at": None,
         "hidden_by": None,
     }
-    ((post_id,),) = _INSERT_POST.run(session, values)
+    # board_at only when set: the column is newer than the posts table (a database migrated
+    # to an older revision still takes posts; the column's default is NULL anyway).
+    written = (
+        values if board_at is not None else {k: v for k, v in values.items() if k != "board_at"}
+    )
+    ((post_id,),) = _INSERT_POST.run(session, written)
     post = Post(id=post_id, **values)
     make_transient_to_detached(post)  # as if loaded: no INSERT at the next flush
     session.add(post)

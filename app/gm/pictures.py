@@ -18,11 +18,12 @@ from app.games import svg
 from app.games.base import State, Viewer
 from app.gm import replay
 from app.gm.service import game_impl, is_gm, seat_of
+from app.i18n import N_
 from app.models import Game, User
 
 __all__ = ["board_picture", "recruiting_picture"]
 
-LOGIN_FOR_OWN = "自分の視点の盤面（as=me）を見るにはログインしてください。"
+LOGIN_FOR_OWN = N_("自分の視点の盤面（as=me）を見るにはログインしてください。")
 
 
 def board_picture(
@@ -32,7 +33,7 @@ def board_picture(
     own_viewer = _own_viewer(game, user) if as_me else None
     if game.started_at is None or game.state is None:
         if at not in (None, 0):
-            raise Invalid("このゲームはまだ始まっていません（at は 0 だけです）。", field="at")
+            raise Invalid(N_("このゲームはまだ始まっていません（at は 0 だけです）。"), field="at")
         return recruiting_picture(game)
     state: State | None = game.state
     if at is not None:
@@ -56,7 +57,7 @@ def _own_viewer(game: Game, user: User | None) -> Viewer:
         return "gm"
     seat = seat_of(game, user)
     if seat is None:
-        raise Forbidden("このゲームのプレイヤーでも GM でもないので、自分の視点はありません。")
+        raise Forbidden(N_("このゲームのプレイヤーでも GM でもないので、自分の視点はありません。"))
     return seat
 
 

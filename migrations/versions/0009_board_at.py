@@ -20,11 +20,13 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
+# Plain ALTER TABLE on both databases (SQLite has DROP COLUMN since 3.35): a batch operation
+# would rebuild the posts table on SQLite and lose its full-text triggers.
+
+
 def upgrade() -> None:
-    with op.batch_alter_table("posts", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("board_at", sa.Integer(), nullable=True))
+    op.add_column("posts", sa.Column("board_at", sa.Integer(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("posts", schema=None) as batch_op:
-        batch_op.drop_column("board_at")
+    op.drop_column("posts", "board_at")

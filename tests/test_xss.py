@@ -25,6 +25,17 @@ breaks and search marks inside text, no link or form to anything but this site o
 the page's visible text must contain every vector as typed (or as the bot normalised it).
 Chromium shows an Atom feed as plain text; its XML is also parsed in the page and each entry's
 text must be the vector. Requests that would leave 127.0.0.1 are aborted and fail the test.
+
+The board pictures (`GET /api/games/{id}/board.svg`, drawn by app/games/svg.py) get the vectors
+too: players' names (the accounts named with vectors; the imported 新新エリューシス game, and an
+えいつく game imported with its players renamed the same way), a recruiting game's title (one
+recruiting game per vector), 新新エリューシス's hints and revealed `RULE TEXT` rules (now and
+replayed with `?at=N`), and the rule the parent sealed, in the parent's own picture (`as=me`).
+Each is opened in Chromium as a document of its own, with the CSP bypassed and as served (its
+own CSP, a sandbox): nothing runs, it holds nothing but shapes and text, and its text (<title>
+elements included, which keep what a cut-off line leaves out) holds each vector. Its bytes are
+parsed as XML too. On the pages, the picture (an <img> in figure.board-picture) and the board as
+text (folded in details.board-text, opened before the page's text is read) are the site's own.
 """
 
 from __future__ import annotations
@@ -39,10 +50,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
+from xml.etree import ElementTree
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, Route
+from playwright.sync_api import Browser, Dialog, Page, Route
 
 from app import accounts
 from app.archive.importer import import_game, load_record
@@ -52,7 +64,7 @@ from app.forum.service import clean_title
 from app.games.base import normalise
 from app.models import User
 from tests.conftest import ApiUser, LiveServer
-from tests.test_load_support import fast_users, password_hash, session_cookie
+from tests.test_load_support import fast_users, password_hash, session_cookie, started_eitsuku
 
 CHROMIUM = "/usr/bin/chromium"
 VECTORS = [
@@ -108,8 +120,13 @@ DOM_CHECK = """
   }
   const injected = ['IFRAME', 'FRAME', 'OBJECT', 'EMBED', 'MATH', 'SVG', 'IMG', 'VIDEO', 'AUDIO',
     'SOURCE', 'BASE', 'MARQUEE', 'X', 'STYLE', 'DETAILS', 'TEMPLATE', 'NOSCRIPT', 'APPLET'];
+  // The site's own: the board picture (an <img> of board.svg) and the board as text.
+  const picture = /^[/]api[/]games[/][0-9]+[/]board[.]svg([?][a-z0-9=&]*)?$/;
+  const own = (el) => (el.matches('figure.board-picture > img')
+      && picture.test(el.getAttribute('src') || ''))
+    || (el.matches('details.board-text') && el.firstElementChild?.tagName === 'SUMMARY');
   for (const tag of injected) {
-    if (document.getElementsByTagName(tag).length) bad.push('element ' + tag);
+    if ([...document.getElementsByTagName(tag)].some(el => !own(el))) bad.push('element ' + tag);
   }
   // Text holders: only links, line breaks and the site's own marks may be inside.
   const holders = [
@@ -130,6 +147,35 @@ DOM_CHECK = """
   return bad;
 }
 """
+OPEN_BOARDS = "document.querySelectorAll('details.board-text').forEach(d => { d.open = true; })"
+# What a board picture may hold (app/games/svg.py draws shapes and text, nothing else).
+PICTURE_TAGS = [
+    *("svg", "g", "title", "desc", "text", "tspan"),
+    *("rect", "circle", "ellipse", "line", "polyline", "polygon", "path"),
+]
+PICTURE_CHECK = """
+(allowed) => {
+  const bad = [];
+  const root = document.documentElement;
+  for (const el of [root, ...root.querySelectorAll('*')]) {
+    const tag = el.localName;
+    if (el.namespaceURI !== 'http://www.w3.org/2000/svg') bad.push('namespace ' + el.nodeName);
+    if (['script', 'foreignobject', 'iframe', 'a', 'image'].includes(tag.toLowerCase())
+        || !allowed.includes(tag)) {
+      bad.push('element ' + el.nodeName);
+    }
+    for (const attr of el.attributes) {
+      const name = attr.localName.toLowerCase();
+      if (name.startsWith('on') || ['href', 'src', 'style'].includes(name)) {
+        bad.push(el.nodeName + ' ' + attr.name);
+      }
+    }
+  }
+  return {bad, root: root.nodeName, text: root.textContent, type: document.contentType};
+}
+"""
+SVG = "http://www.w3.org/2000/svg"
+PICTURE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 VALUE_OF = "el => el.tagName === 'TEXTAREA' ? el.value : el.getAttribute('value')"
 FEED_CHECK = """
 async (path) => {
@@ -184,6 +230,8 @@ class Board:
     game_page: str = ""
     eleusis: dict[str, Any] = field(default_factory=dict)
     signed_in: dict[str, Any] = field(default_factory=dict)
+    pictures: dict[str, list[str]] = field(default_factory=dict)  # board.svg URL: its texts
+    own_pictures: dict[str, tuple[str, list[str]]] = field(default_factory=dict)  # as=me: cookie
 
 
 def valid_name(vector: str) -> str | None:
@@ -237,9 +285,12 @@ def board(live_server: LiveServer, database: Database) -> Board:
             session.flush()
             tokens = [accounts.issue_token(session, u, "api") for u in users]
             session.commit()
-        for name, token in zip(named, tokens, strict=True):
-            ApiUser(web, name, token).post(f"/api/threads/{talk['id']}/posts", {"body": name})
+        named_users = [ApiUser(web, n, t) for n, t in zip(named, tokens, strict=True)]
+        for person in named_users:
+            person.post(f"/api/threads/{talk['id']}/posts", {"body": person.name})
         made.names = named
+        # Made before the titled games, so that the game list's pages (newest first) keep them.
+        eitsuku_page, eitsuku_names = _eitsuku_imported(web, database, made)
         # Game titles; every game but the last starts with the GM seated, so that the GM is
         # told of each (the notifications page and the private feed show the titles).
         games = [gm.post("/api/games", {"kind": "eitsuku", "title": t}).json() for t in titles]
@@ -280,8 +331,13 @@ def board(live_server: LiveServer, database: Database) -> Board:
             made.game_page: [shown[-1], quoted[-1], *named[:1]],
             f"/games/{game['id']}/log": [shown[-1]],
             f"/games/{game['id']}/panel": [shown[-1]],
+            eitsuku_page: eitsuku_names,
         }
         made.anywhere = quoted
+        # えいつく's picture of this game: its players (every name is public there).
+        picture = f"/api/games/{game['id']}/board.svg"
+        seated = [player.name, rival.name]
+        made.pictures.update({picture: seated, f"{picture}?at=0": seated})
         # The archive lists the started games by their players (the GM sat in each).
         query = urlencode({"status": "active", "player": gm.name, "sort": "newest"})
         archive = [f"/archive?{query}&page={n}" for n in (1, 2, 3)]
@@ -292,6 +348,7 @@ def board(live_server: LiveServer, database: Database) -> Board:
         _imported(web, database, eleusis, made)
         _search_and_filters(web, gm, made)
         _feeds(web, gm, talk["id"], made)
+        _recruiting(named_users, made)
         # As served: the first page of each kind, and the 新新エリューシス game page.
         kinds: dict[str, str] = {}
         for path in made.pages:
@@ -343,11 +400,12 @@ def _eleusis(
     refused_seal = f"RULE TEXT {everything}"
     sealed = first.post(f"/api/games/{gid}/sealed", {"body": refused_seal}).json()
     assert sealed["sealed"]["ok"] is False, sealed
-    rules, hints = [], []
+    rules, hints, choosers = [], [], []
     queue = list(pieces)
     for _ in range(rounds):
         view = gm.get(f"/api/games/{gid}").json()["view"]
         chooser = people[view["parent"]]
+        choosers.append(chooser.name)
         rule = queue.pop(0) if queue else "前のカードと色が違う"
         sealed = chooser.post(f"/api/games/{gid}/sealed", {"body": f"RULE TEXT {rule}"}).json()
         assert sealed["sealed"]["ok"], sealed
@@ -382,12 +440,29 @@ def _eleusis(
     onlookers = fast_users(database, names - 1 - len(people), web, prefix="xsso")
     for person in [gm, *people.values(), *onlookers]:
         _replies(person.post(f"/api/threads/{tid}/posts", {"body": "xssname"}))
+    last_hints = hints[-1] if len(hints) == rounds else []
     moves = gm.get(f"/api/games/{gid}/moves").json()
     hint_at = next(i for i, m in enumerate(moves, 1) if m["command"].startswith("HINT"))
     rule_at = next(i for i, m in enumerate(moves, 1) if m["command"].startswith("RULE TEXT"))
+    # The pictures: a round's hints are drawn until its end, the rules once revealed (at each
+    # round's end, and all of them in the finished game's picture).
+    ends = [i for i, m in enumerate(moves, 1) if m["command"] == "ENDROUND"]
+    assert len(ends) == rounds
+    picture = f"/api/games/{gid}/board.svg"
+    made.pictures[picture] = [*rules, *last_hints]
+    made.pictures[f"{picture}?at={hint_at}"] = hints[0][:1]
+    for n, end in enumerate(ends):
+        made.pictures[f"{picture}?at={end - 1}"] = hints[n] if n < len(hints) else []
+        made.pictures[f"{picture}?at={end}"] = rules[: n + 1]
+        # The parent's own picture (as=me) draws the rule it sealed, all round long.
+        cookie = session_cookie(database, choosers[n])
+        made.own_pictures[f"{picture}?at={end - 1}&as=me"] = (cookie, [rules[n]])
+    drawn = "\n".join(
+        w for path, texts in made.pictures.items() if path.split("?")[0] == picture for w in texts
+    )
+    assert [v for v in NORMAL if v not in drawn] == []  # every vector, as a rule or a hint
 
     thread = _thread_pages(web, tid)
-    last_hints = hints[-1] if len(hints) == rounds else []
     page = f"/games/{gid}"
     replay = f"/games/{gid}/replay"
     made.pages.update({path: [] for path in thread})
@@ -413,6 +488,7 @@ def _eleusis(
         "player": children[1],
         "onlooker": onlookers[0],
         "rule_lines": [f"RULE TEXT {r}" for r in rules],
+        "rules": rules,
     }
 
 
@@ -458,7 +534,50 @@ def _imported(web: httpx.Client, database: Database, eleusis: dict[str, Any], ma
             "/archive?" + urlencode({"player": players[0]}): players,
         }
     )
+    picture = f"/api/games/{gid}/board.svg"
+    made.pictures[picture] = [*players, *eleusis["rules"]]
+    made.pictures[f"{picture}?at={eleusis['hint_at']}"] = players
     made.eleusis = {**eleusis, "imported_thread": tid}
+
+
+def _eitsuku_imported(web: httpx.Client, database: Database, made: Board) -> tuple[str, list[str]]:
+    """えいつく draws its players' names: a game among fresh accounts, aborted after START,
+    exported with the names turned into short vectors (the players' one word each, as for
+    新新エリューシス) and imported. Its pictures are recorded; its page and players returned."""
+    host, *seats = fast_users(database, 7, web, prefix="xssk")
+    made_game = started_eitsuku(host, seats, "xss えいつく")
+    stop = _replies(host.post(f"/api/threads/{made_game['thread_id']}/posts", {"body": "ABORT"}))
+    assert stop[0]["ok"], stop[0]["body"]
+    short = [v for v in VECTORS if len(v) <= NAME_LIMIT]
+    words = [v for v in short if not any(c.isspace() for c in v)][: len(seats)]
+    assert len(words) == len(seats), words
+    gm_name = next(v for v in short if v not in words)
+    names = dict(zip([host.name, *(s.name for s in seats)], [gm_name, *words], strict=True))
+    record = _renamed(web.get(f"/api/games/{made_game['id']}/export").json(), names)
+    record["title"] = record["thread"]["title"] = "xss えいつく取り込み"
+    with database.session() as session:
+        imported = import_game(session, load_record(json.dumps(record, ensure_ascii=False)))
+        session.commit()
+        gid = imported.game.id
+    picture = f"/api/games/{gid}/board.svg"
+    made.pictures.update({picture: words, f"{picture}?at=0": words})
+    return f"/games/{gid}", words
+
+
+def _recruiting(named: list[ApiUser], made: Board) -> None:
+    """Before START the picture is the game's title and its seats: a 新新エリューシス game
+    titled with each vector (its own kind's list, which no page here reads), the first with
+    the accounts named with vectors seated."""
+    for n, vector in enumerate(VECTORS):
+        answer = named[0].post("/api/games", {"kind": "eleusis", "title": vector})
+        assert answer.status_code == 201, answer.text
+        game = answer.json()
+        seated = named if n == 0 else []
+        for person in seated:
+            joined = person.post(f"/api/threads/{game['thread_id']}/posts", {"body": "JOIN"})
+            assert _replies(joined)[0]["ok"]
+        picture = f"/api/games/{game['id']}/board.svg"
+        made.pictures[picture] = [clean_title(vector), *(p.name for p in seated)]
 
 
 def _search_and_filters(web: httpx.Client, gm: ApiUser, made: Board) -> None:
@@ -540,7 +659,12 @@ def open_page(browser: Browser, live_server: LiveServer, bypass_csp: bool) -> tu
 
     context.route("**/*", only_loopback)
     page = context.new_page()
-    page.on("dialog", lambda dialog: (watch.dialogs.append(dialog.message), dialog.dismiss()))
+
+    def dismissed(dialog: Dialog) -> None:
+        watch.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", dismissed)
     page.on("console", lambda message: watch.console.append(f"{message.type}: {message.text}"))
     page.on("pageerror", lambda error: watch.console.append(f"pageerror: {error}"))
     return page, watch
@@ -554,6 +678,7 @@ def sign_in(page: Page, live_server: LiveServer, token: str) -> None:
 def check_page(page: Page, label: str, wanted: Iterable[str] = ()) -> str:
     """Nothing ran, nothing was injected, and every wanted text is visible. The body text."""
     bad = page.evaluate(DOM_CHECK)
+    page.evaluate(OPEN_BOARDS)  # the board as text is folded away; opened, it shows
     text = flat(page.inner_text("body"))
     # Read last: a handler may run a moment after the load (a failed image, autofocus).
     assert page.evaluate("window.__xss") == 0, f"{label}: injected markup ran"
@@ -728,6 +853,71 @@ def test_the_anchor_preview_from_the_api_is_text(
         assert page.evaluate("window.__xss") == 0 and watch.dialogs == []
     finally:
         page.context.close()
+
+
+def read_picture(page: Page, path: str, wanted: Iterable[str]) -> None:
+    """A board.svg opened as a document: nothing ran, nothing but shapes and text, and its text
+    (<title> elements included) holds every wanted text."""
+    answer = page.goto(path)
+    assert answer is not None and answer.status == 200, (path, answer and answer.status)
+    found = page.evaluate(PICTURE_CHECK, PICTURE_TAGS)
+    # Read last: a handler may run a moment after the load.
+    assert page.evaluate("window.__xss") == 0, f"{path}: injected markup ran"
+    assert found["type"] == "image/svg+xml" and found["root"] == "svg", (path, found)
+    assert found["bad"] == [], path
+    text = flat(found["text"])
+    missing = [w for w in wanted if flat(w) not in text]
+    assert missing == [], f"{path}: shown differently: {missing[:3]}"
+
+
+@pytest.mark.parametrize("bypass_csp", [False, True], ids=["as served", "csp bypassed"])
+def test_board_pictures_opened_as_documents_run_nothing_and_show_the_text(
+    browser: Browser, live_server: LiveServer, board: Board, bypass_csp: bool
+) -> None:
+    """Each board.svg of the fixture's games (now and replayed; a parent's own, as=me), opened
+    on its own as a top-level document: with the CSP bypassed (the escaping alone: an SVG
+    <script> or handler would run there) and as served (its own CSP, a sandbox)."""
+    page, watch = open_page(browser, live_server, bypass_csp)
+    try:
+        for path, wanted in board.pictures.items():
+            read_picture(page, path, wanted)
+        for path, (cookie, wanted) in board.own_pictures.items():
+            sign_in(page, live_server, cookie)
+            read_picture(page, path, wanted)
+        check_watch(watch)
+    finally:
+        page.context.close()
+
+
+def test_board_pictures_are_well_formed_svg_that_holds_the_text_escaped(
+    client: httpx.Client, board: Board
+) -> None:
+    """The bytes served: XML that parses, only the picture's own elements (a `<` starts
+    nothing else: no `<script`, `<img`, comment or CDATA of a vector), its own CSP."""
+    assert len(board.pictures) >= len(VECTORS) + 10 and board.own_pictures
+    pictures: list[tuple[str, dict[str, str], list[str]]] = [
+        (path, {}, wanted) for path, wanted in board.pictures.items()
+    ]
+    for path, (cookie, wanted) in board.own_pictures.items():
+        pictures.append((path, {"Cookie": f"bbsgm_session={cookie}"}, wanted))
+    for path, headers, wanted in pictures:
+        answer = client.get(path, headers=headers)
+        assert answer.status_code == 200, (path, answer.text[:200])
+        assert answer.headers["content-type"].startswith("image/svg+xml"), path
+        assert answer.headers["content-security-policy"] == PICTURE_CSP, path
+        assert answer.headers["x-content-type-options"] == "nosniff", path
+        body = answer.text
+        assert re.search(r"<\s*script", body, re.IGNORECASE) is None, path
+        opened = {name for _close, name in re.findall(r"<(/?)([^\s/>]*)", body)}
+        assert opened <= set(PICTURE_TAGS), (path, opened - set(PICTURE_TAGS))
+        root = ElementTree.fromstring(answer.content)
+        for el in root.iter():
+            namespace, _, tag = el.tag.rpartition("}")
+            assert namespace == "{" + SVG and tag in PICTURE_TAGS, (path, el.tag)
+            assert [a for a in el.attrib if a.lower().startswith("on") or "href" in a] == []
+        assert root.tag == f"{{{SVG}}}svg", path
+        text = flat("".join(root.itertext()))
+        assert [w for w in wanted if flat(w) not in text] == [], path
 
 
 def test_the_corpus_is_large_and_varied() -> None:

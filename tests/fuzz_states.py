@@ -149,9 +149,48 @@ def _eleusis(script: Script) -> None:
     game.stop("終了")
 
 
-PLAYERS = {"eitsuku": 3, "eleusis": 4}
-DRIVERS = {"eitsuku": _eitsuku, "eleusis": _eleusis}
-_OPTIONS: dict[str, dict[str, Any]] = {"eitsuku": {}, "eleusis": {"rounds": 2}}
+def _idolwp(script: Script) -> None:
+    """The open draft, then random legal lines (eager to enter events and use cards) to the
+    end; stops in the draft, at round 1's start, on a pending event, at a results round, in
+    the last round, at the final 特訓 and the end."""
+    game = _Recorder(script)
+    choices = Random(script.seed)
+    game.stop("指名中")
+    labels = {2: "第2ラウンド", 4: "第4ラウンド", 7: "第7ラウンド", 9: "最終ラウンド"}
+    for _ in range(5000):
+        state = game.state
+        if game.impl.is_over(state):
+            break
+        seat = game.impl.waiting_for(state)[0]
+        lines = game.impl.legal(state, seat)
+        eager = [line for line in lines if line.startswith(("EVENT LV", "CARD", "MOVE"))]
+        game.do(seat, choices.choice(eager if eager and choices.random() < 0.5 else lines))
+        state = game.state
+        if state["phase"] == "play" and not any(
+            stop.label == "第1ラウンド" for stop in script.stops
+        ):
+            game.stop("第1ラウンド")
+        pending = state["pending"]
+        if (
+            pending is not None
+            and pending["kind"] == "event"
+            and not any(stop.label == "イベント参加待ち" for stop in script.stops)
+        ):
+            game.stop("イベント参加待ち")
+        label = labels.pop(state["round"], None) if state["phase"] == "play" else None
+        if label is not None:
+            game.stop(label)
+        if state["phase"] == "final" and not any(
+            stop.label == "最後の特訓" for stop in script.stops
+        ):
+            game.stop("最後の特訓")
+    assert game.impl.is_over(game.state), "the scripted idolwp game did not finish"
+    game.stop("終了")
+
+
+PLAYERS = {"eitsuku": 3, "eleusis": 4, "idolwp": 3}
+DRIVERS = {"eitsuku": _eitsuku, "eleusis": _eleusis, "idolwp": _idolwp}
+_OPTIONS: dict[str, dict[str, Any]] = {"eitsuku": {}, "eleusis": {"rounds": 2}, "idolwp": {}}
 
 
 def script(kind: str, names: list[str]) -> Script:

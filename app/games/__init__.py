@@ -13,10 +13,11 @@ import unicodedata
 from app.games.base import CommandSyntaxError, Game
 from app.games.eitsuku import game as eitsuku
 from app.games.eleusis import game as eleusis
+from app.games.idolwp import game as idolwp
 
 __all__ = ["GAMES", "Game", "all_games", "find_game", "warm_up"]
 
-GAMES: dict[str, Game] = {game.kind: game for game in (eitsuku, eleusis)}
+GAMES: dict[str, Game] = {game.kind: game for game in (eitsuku, eleusis, idolwp)}
 
 
 def _key(name: str) -> str:

@@ -191,9 +191,9 @@ def test_views_hide_what_they_must(kind: str) -> None:
             for secret in impl.hidden(state, viewer):
                 assert json.dumps(secret, ensure_ascii=False) not in shown, (viewer, secret)
                 checked += 1
-    assert checked > 0 or not any(
-        impl.hidden(state, None) for state in points_of(kind)
-    ), "hidden() names nothing to check"
+    assert checked > 0 or not any(impl.hidden(state, None) for state in points_of(kind)), (
+        "hidden() names nothing to check"
+    )
 
 
 @pytest.mark.parametrize("kind", sorted(GAMES))

@@ -1,0 +1,106 @@
+"""IM@S x Workerplacement (idolwp): two idols each race across nine round boards, collecting
+lesson chips, training, and taking part in events; results after rounds 1, 3, 6 and 9, then a
+final ranking of abilities. Rules: docs/rules/idolwp.md (from IM@S x Workerplacement alpha).
+
+    from app.games.idolwp import game
+    state = game.setup(["A", "B"], {}, Rng(seed, 0))
+    state, events = game.apply(state, state["turn"], game.parse("PICK 春香"), Rng(seed, 1))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from app.games.base import Actor, Game, Result, Rng, State, Viewer
+from app.games.idolwp import rules, scoring, svg
+from app.games.idolwp.commands import GAME_COMMANDS
+from app.games.idolwp.grammar import PARSER
+from app.games.idolwp.rules import IdolwpOptions
+from app.games.idolwp.view import view as _view
+
+__all__ = ["Idolwp", "IdolwpOptions", "game"]
+
+
+class Idolwp(Game):
+    kind = "idolwp"
+    title_ja = "IM@S x Workerplacement"
+    title_en = "IM@S x Workerplacement"
+    aliases = ("idolwp", "imas", "アイマス", "IM@S", "アイマスワーカープレイスメント")
+    min_players = rules.MIN_PLAYERS
+    max_players = rules.MAX_PLAYERS
+    player_count_note = "。最後のボードのゴールは1〜5番"
+    Options = IdolwpOptions
+    parser = PARSER
+    commands = GAME_COMMANDS
+
+    def deal(self, players: list[str], options: Any, rng: Rng) -> State:
+        return rules.setup(players, options, rng)
+
+    def must_be_public_message(self, state: State, command: Any) -> str:
+        return (
+            "IM@S x Workerplacement に秘密の命令はありません(アイドルの指名も公開のカタン取り)。"
+            "スレッドに書き込んでください。"
+        )
+
+    def copy_state(self, state: State) -> State:
+        return rules.copy_state(state)
+
+    def execute(
+        self, state: State, actor: Actor, command: Any, rng: Rng, sealed: bool
+    ) -> list[dict[str, Any]]:
+        assert isinstance(actor, int)  # the GM gives no game command (gm_commands is empty)
+        return rules.execute(state, actor, command, rng)
+
+    def legal_commands(self, state: State, actor: Actor) -> list[Any]:
+        return list(rules.legal_commands(state, actor))
+
+    def refusal_lines(self, state: State, actor: Actor) -> list[str]:
+        # CARD and DISCARD lines name the face-down cards of the hand.
+        return [
+            line for line in self.legal(state, actor) if not line.startswith(("CARD ", "DISCARD "))
+        ]
+
+    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+        return _view(state, viewer)
+
+    def hidden(self, state: State, viewer: Viewer) -> list[Any]:
+        """Every hand but the viewer's, and the decks' order."""
+        if viewer == "gm":
+            return []
+        secrets: list[Any] = [
+            list(player["hand"])
+            for seat, player in enumerate(state["players"])
+            if seat != viewer and len(player["hand"]) > 1
+        ]
+        for deck in ("card_deck", "event_deck"):
+            if len(state[deck]) > 1:
+                secrets.append(list(state[deck]))
+        return secrets
+
+    def board_svg(self, view: Mapping[str, Any], own: Mapping[str, Any] | None = None) -> str:
+        return svg.board_svg(view, own)
+
+    def epilogue(self, state: State) -> list[str]:
+        if not state["over"]:
+            return []
+        lines = ["【IM@S x Workerplacement 種明かし】"]
+        for player in state["players"]:
+            held = "、".join(player["hand"]) or "なし"
+            lines.append(f"・{player['name']} の手札(伏せたカード): {held}")
+        return lines
+
+    def result(self, state: State) -> Result | None:
+        return scoring.result(state)
+
+    def waiting_for(self, state: State) -> list[int]:
+        return rules.waiting_for(state)
+
+    def default_commands(self, state: State, seat: int) -> list[str]:
+        return rules.default_commands(state, seat)
+
+    def turn_key(self, state: State) -> str:
+        return rules.turn_key(state)
+
+
+game = Idolwp()

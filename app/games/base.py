@@ -197,6 +197,24 @@ class Command(Protocol):
 
 # --------------------------------------------------------------------------- parsing
 
+# What may follow a verb written without a space and adds nothing: 終了。, 公開します,
+# 終了する, 預言者宣言, 預言者を宣言します (a closing 。 allowed after each).
+VERB_ENDINGS = frozenset(
+    ending + stop
+    for ending in (
+        "",
+        "します",
+        "する",
+        "です",
+        "宣言",
+        "宣言します",
+        "宣言する",
+        "を宣言",
+        "を宣言します",
+    )
+    for stop in ("", "。")
+)
+
 STRICT_AVAILABLE = importlib.util.find_spec("interegular") is not None
 
 
@@ -313,14 +331,53 @@ class CommandParser:
     def verbs_match(self, word: str) -> bool:
         return any(p.fullmatch(word) for p in self._verb_patterns)
 
-    def is_command_line(self, line: str) -> bool:
+    @cached_property
+    def _glued_verbs(self) -> list[str]:
+        """Japanese spellings of the verbs, longest first: they may be written with no space
+        before what follows (スカウト役者)."""
+        return sorted((w for w in self.verb_words if not w.isascii()), key=len, reverse=True)
+
+    def command_text(self, line: str) -> str | None:
+        """The line as the parser reads it when it is a command line; None for talk
+        (docs/forum.md, "Where talk ends and a command begins").
+
+        A command line begins with a verb. The verb may be followed by a space, by nothing,
+        or — in Japanese — directly by the rest: ``スカウト役者`` reads ``スカウト 役者``. A
+        closing 。 and a polite ending after the verb (``終了。``, ``公開します``, ``預言者宣言``)
+        add nothing. A verb glued to other words counts only when the grammar takes the word
+        right after the verb (``配置主演役者9`` is a command with an error in its card;
+        ``終了しました、おつかれ`` is talk).
+        """
         text = normalise(line)
         if not text:
-            return False
-        return self.verbs_match(text.split(" ", 1)[0])
+            return None
+        first = text.split(" ", 1)[0]
+        if self.verbs_match(first):
+            return text
+        for verb in self._glued_verbs:
+            if not first.startswith(verb):
+                continue
+            rest = text[len(verb) :].strip()
+            if rest in VERB_ENDINGS:
+                return verb
+            glued = f"{verb} {rest}"
+            return glued if self._takes_word_after(glued, len(verb)) else None
+        return None
+
+    def _takes_word_after(self, text: str, verb_length: int) -> bool:
+        try:
+            self.lark.parse(text)
+        except UnexpectedInput as error:
+            column = error.column if isinstance(error.column, int) else 0
+            at_end = isinstance(error, UnexpectedToken) and error.token.type == "$END"
+            return at_end or column > verb_length + 2
+        return True
+
+    def is_command_line(self, line: str) -> bool:
+        return self.command_text(line) is not None
 
     def parse(self, line: str) -> Any:
-        text = normalise(line)
+        text = self.command_text(line) or normalise(line)
         try:
             tree = self.lark.parse(text)
         except UnexpectedInput as error:
@@ -481,6 +538,10 @@ class Game:
     gm_commands: tuple[type, ...] = ()
     # Said after the player count when it is out of range, e.g. the source's line about it.
     player_count_note: str = ""
+    # The game plays with the site's card registry (app/cards.py): when a game of this kind is
+    # made, the app puts the approved pool into its options as ``pool`` (name -> card), so the
+    # game stays a pure library and its record names the versions it was played with.
+    uses_card_registry: bool = False
 
     # -- parsing, from the parser
 

@@ -231,7 +231,7 @@ def _rule_expression(text: str) -> tuple[str, int] | None:
 def parse(line: str) -> Any:
     """Parse one command line. A broken rule expression is explained by the rule grammar
     (position, advice, what could stand there) rather than by the command grammar."""
-    text = normalise(line)
+    text = PARSER.command_text(line) or normalise(line)
     rule = _rule_expression(text)
     if rule is not None and len(rule[0]) > MAX_RULE_LENGTH:
         expression, offset = rule

@@ -157,6 +157,69 @@ def test_syntax_error_reply_quotes_line_with_caret(
     assert mine.kind == "command"  # the post itself is kept
 
 
+def listed(legal: list[str]) -> str:
+    """The line of a refusal that offers ``legal`` (pipeline.failure_text)."""
+    return "今できる命令: " + " / ".join(legal[:20]) + (" …" if len(legal) > 20 else "")
+
+
+def test_syntax_error_reply_lists_the_lines_legal_now(
+    session: Session, started: dict[str, Any]
+) -> None:
+    """A syntax error is answered like a rule error: with the lines the poster may post now,
+    the list a refusal read by the whole thread gets."""
+    game, player = started["game"], started["players"][0]
+    before = state_snapshot(session, game)
+    _, reply = post(session, game, player, "SCOUT 役者\nSET 主演 役者7")
+    assert reply is not None and not reply.reply_ok
+    assert reply.reply_error is not None and reply.reply_error["line"] == 2
+    legal = pipeline.legal_for(game, gm.game_impl("eitsuku"), player, public=True)
+    assert legal and "SCOUT 役者" in legal
+    assert listed(legal) in reply.body
+    assert reply.body.index("1〜6") < reply.body.index("今できる命令:")
+    assert state_snapshot(session, game) == before
+
+
+def test_syntax_error_while_recruiting_lists_what_the_poster_may_do(
+    session: Session, table: dict[str, Any]
+) -> None:
+    _, reply = post(session, table["game"], table["players"][0], "JOIN 今すぐ")
+    assert reply is not None and not reply.reply_ok
+    assert "今できる命令: LEAVE" in reply.body.split("\n")
+    _, reply = post(session, table["game"], table["gm"], "START 今すぐ")
+    assert reply is not None and not reply.reply_ok
+    assert "今できる命令: JOIN / START" in reply.body.split("\n")  # the GM may take a seat too
+
+
+def test_syntax_error_in_eleusis_names_no_card_of_the_hand(session: Session) -> None:
+    """The lines offered after a syntax error are the thread's: without the PLAY lines of the
+    child on turn, which would show the hand to everyone."""
+    master = make_user(session)
+    seats = [make_user(session) for _ in range(4)]
+    game = gm.create_game(session, master, "eleusis", "卓", {"rounds": 1}, SECRET)
+    for seat in seats:
+        post(session, game, seat, "JOIN")
+    _, reply = post(session, game, master, "START")
+    assert reply is not None and reply.reply_ok, reply.body
+    parent = seats[0]
+    row, _ = gm.submit_sealed(session, game.id, parent, "RULE card.rank > 0", SECRET)
+    assert row.ok, row.reply
+    session.refresh(game)
+    assert game.state is not None
+    impl = gm.game_impl("eleusis")
+    turn = impl.waiting_for(game.state)[0]
+    child, hand = seats[turn], game.state["players"][turn]["hand"]
+    assert any(line.startswith("PLAY") for line in impl.legal(game.state, turn))
+    _, reply = post(session, game, child, "PLAY ○ スペード14")
+    assert reply is not None and not reply.reply_ok and "スペード14" in reply.body
+    offered = reply.body.split("今できる命令:")[1] if "今できる命令:" in reply.body else ""
+    assert "PLAY" not in offered
+    assert not set(hand) & set(offered.split()), offered
+    _, reply = post(session, game, master, "ENDROUND 今すぐ")
+    assert reply is not None and not reply.reply_ok
+    legal = pipeline.legal_for(game, impl, master, public=True)
+    assert "ENDROUND" in legal and listed(legal) in reply.body
+
+
 def test_rule_error_is_all_or_nothing_and_lists_legal(
     session: Session, started: dict[str, Any]
 ) -> None:

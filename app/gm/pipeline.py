@@ -267,7 +267,8 @@ def run(session: Session, sub: Submission) -> tuple[Outcome, Working | None]:
         try:
             parsed.append((number, line, impl.parse(line)))
         except CommandSyntaxError as exc:
-            return _failure(sub, LineError(number, exc.column, exc.message, exc.line), []), None
+            error = LineError(number, exc.column, exc.message, exc.line)
+            return _failure(sub, error, legal_for(game, impl, sub.by.user, public=True)), None
     work = working_copy(game)
     turn_before = impl.turn_key(work.state) if work.state is not None else None
     for index, (number, line, command) in enumerate(parsed):

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.games.base import CommandSyntaxError, normalise
+from app.games.commands import As
 from app.games.eitsuku import game
 from app.games.eitsuku.cards import BUDGET_CARDS, ROLE_DECKS, ROLE_NUMBERS, SLOTS, fits
 from app.games.eitsuku.commands import (
@@ -209,3 +210,111 @@ def test_fits_matches_slot_rules() -> None:
     assert fits("役者3", "主演") and fits("役者3", "助演")
     assert not fits("役者3", "脚本家")
     assert fits("脚本家3", "脚本家") and not fits("脚本家3", "主演")
+
+
+# --- as the rulebook writes it (issue: "Input as Japanese players write it") ---------------
+
+
+@pytest.mark.parametrize(
+    ("line", "command"),
+    [
+        ("配置 タイアップキャンペーン", PlayEvent("タイアップキャンペーン")),
+        ("配置 【タイアップキャンペーン】", PlayEvent("タイアップキャンペーン")),
+        ("配置タイアップキャンペーン", PlayEvent("タイアップキャンペーン")),
+        ("配置 脚本家大賞", PlayEvent("脚本家大賞")),
+        ("配置 プロモーターの介入 3", PlayEvent("プロモーターの介入", number=3)),
+        ("配置 新たなるチャンス 役者3", PlayEvent("新たなるチャンス", card="役者3")),
+        ("配置 独自の情報網 【脚本家/5】", PlayEvent("独自の情報網", card="脚本家5")),
+        ("配置 ストライキ 花子", PlayEvent("ストライキ", player="花子")),
+        ("配置 方針転換 主演 役者5", PlayEvent("方針転換", slot="主演", card="役者5")),
+        ("AS 花子 配置 電撃発表", As("花子", PlayEvent("電撃発表"))),
+    ],
+)
+def test_haichi_places_an_event_as_the_source_writes_it(line: str, command: object) -> None:
+    """R アクションフェイズ「【タイアップキャンペーン】を配置しました」: 配置 <event card> is EVENT;
+    its canonical line stays EVENT."""
+    assert game.parse(line) == command
+    assert game.is_command_line(line)
+    canonical = command.canonical()  # type: ignore[attr-defined]
+    assert "配置" not in canonical and game.parse(canonical) == command
+
+
+def test_haichi_still_sets_a_role_card() -> None:
+    """配置 <slot> <card> stays SET: the word after 配置 tells the two apart."""
+    assert game.parse("配置 主演 役者3") == SetRole("主演", "役者3")
+    assert game.parse("配置 脚本家 脚本家4 支払 中") == SetRole("脚本家", "脚本家4", ("予算・中",))
+    assert game.parse("配置 演出家大賞") == PlayEvent("演出家大賞")
+    assert game.parse("配置 演出家 演出家2") == SetRole("演出家", "演出家2")
+
+
+def test_haichi_with_neither_a_slot_nor_an_event_names_both() -> None:
+    """配置 x: the message shows both forms (it used to speak of 役割場 only)."""
+    for line in ("配置", "配置 x", "配置 未知のカード", "配置 役者3"):
+        with pytest.raises(CommandSyntaxError) as caught:
+            game.parse(line)
+        message = caught.value.message
+        assert "配置 主演 役者3" in message and "配置 タイアップキャンペーン" in message, line
+        assert "イベントカード名" in caught.value.expected and "主演" in caught.value.expected
+
+
+def test_haichi_event_errors_get_the_event_messages() -> None:
+    with pytest.raises(CommandSyntaxError) as caught:
+        game.parse("配置 プロモーターの介入")
+    assert caught.value.message.startswith("プロモーターの介入 には宣言する数字")
+    with pytest.raises(CommandSyntaxError) as caught:
+        game.parse("配置 プロモーターの介入 7")
+    assert "1〜6" in caught.value.message
+    assert caught.value.column == len("配置 プロモーターの介入 ") + 1
+
+
+def test_english_set_of_an_event_points_at_event() -> None:
+    """The English verbs keep one meaning each; SET <event> says where events go."""
+    with pytest.raises(CommandSyntaxError) as caught:
+        game.parse("SET タイアップキャンペーン")
+    assert "EVENT か 配置" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("line", "command"),
+    [
+        ("SCOUT 音楽", Scout("音楽家")),
+        ("スカウト脚本", Scout("脚本家")),
+        ("スカウト 演出", Scout("演出家")),
+        ("CHOOSE 演出", Choose("演出家")),
+        ("選択 音楽", Choose("音楽家")),
+        ("SET 脚本 脚本家2", SetRole("脚本家", "脚本家2")),
+        (
+            "配置 音楽 【音楽家/3】 支払 中 小",
+            SetRole("音楽家", "音楽家3", ("予算・中", "予算・小")),
+        ),
+        ("SET 演出 演出家6", SetRole("演出家", "演出家6")),
+        ("EVENT 方針転換 脚本 脚本家1", PlayEvent("方針転換", slot="脚本家", card="脚本家1")),
+        ("配置 方針転換 音楽 音楽家4", PlayEvent("方針転換", slot="音楽家", card="音楽家4")),
+    ],
+)
+def test_short_deck_names_of_the_rulebook(line: str, command: object) -> None:
+    """R 2−2「1・2役者、3音楽、4演出、5脚本、6任意」: 脚本, 音楽, 演出 name the deck or slot;
+    canonical lines spell them out."""
+    assert game.parse(line) == command
+    canonical = command.canonical()  # type: ignore[attr-defined]
+    assert game.parse(canonical) == command
+    assert all(f"{short} " not in f"{canonical} " for short in ("脚本", "音楽", "演出"))
+
+
+@pytest.mark.parametrize("card", ["音楽3", "脚本2", "演出5"])
+def test_role_cards_keep_the_full_deck_name(card: str) -> None:
+    """The rulebook writes cards only with the full name (『音楽家1〜3』, 【音楽家/1】)."""
+    with pytest.raises(CommandSyntaxError) as caught:
+        game.parse(f"SET 音楽 {card}")
+    assert caught.value.column == len("SET 音楽 ") + 1
+
+
+def test_haichi_examples_cover_every_set_and_event_example() -> None:
+    """配置 reaches each SET/EVENT error by its own parser stack: each example has its 配置 twin
+    with a friendly message (not the bare "expected one of" list)."""
+    for lines in SYNTAX_EXAMPLES.values():
+        for line in lines:
+            verb, _, rest = line.partition(" ")
+            if verb in ("SET", "EVENT"):
+                twin = f"配置 {rest}".strip()
+                assert PARSER.example_label(twin) is not None, twin

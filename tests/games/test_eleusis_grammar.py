@@ -265,3 +265,72 @@ def test_grammar_builds_in_lalr_strict_mode(grammar: str) -> None:
 def test_registry_finds_eleusis(name: str) -> None:
     assert find_game(name) is GAMES["eleusis"] is game
     assert game.kind == "eleusis" and game.grammar == "eleusis.lark"
+
+
+# --- as Japanese players write it (issue: "Input as Japanese players write it") -------------
+
+
+@pytest.mark.parametrize(
+    ("line", "command"),
+    [
+        ("PLAY × S7", Play("●", ("♠7",))),
+        ("出す × ♥8 ♦9", Play("●", ("♥8", "♦9"))),
+        ("出す×♠7", Play("●", ("♠7",))),
+        ("JUDGE ×", Judge("●")),
+        ("判定 ○×", Judge("○●")),
+        ("JUDGE ×○", Judge("○●")),
+        ("JUDGE ◯×", Judge("○●")),
+        ("JUDGE 〇×", Judge("○●")),
+    ],
+)
+def test_batsu_is_the_failure_mark(line: str, command: object) -> None:
+    """× for ● (and ○× for ○●), as players pair the marks; canonical lines keep ● and ○●."""
+    assert game.parse(line) == command
+    assert game.is_command_line(line)
+    canonical = command.canonical()  # type: ignore[attr-defined]
+    assert "×" not in canonical and game.parse(canonical) == command
+
+
+def test_batsu_mixed_is_no_declaration() -> None:
+    """A PLAY declares ○ or ●: ○× there is refused as ○● is."""
+    with pytest.raises(CommandSyntaxError) as caught:
+        game.parse("PLAY ○× S7")
+    assert caught.value.message == PARSER.example_label("PLAY ○●")
+
+
+@pytest.mark.parametrize(
+    ("spelling", "card"),
+    [
+        ("スペード7", "♠7"),
+        ("ハート10", "♥10"),
+        ("ダイヤK", "♦K"),
+        ("クラブA", "♣A"),
+        ("クローバー2", "♣2"),
+        ("ダイヤモンドQ", "♦Q"),
+        ("ダイア3", "♦3"),
+        ("ハートq", "♥Q"),
+        ("スペードT", "♠10"),
+        ("ｽﾍﾟｰﾄﾞ７", "♠7"),
+    ],
+)
+def test_katakana_suits(spelling: str, card: str) -> None:
+    """Suits as players name them in katakana; the card is the same, canonical ♠7."""
+    command = game.parse(f"PLAY ● {spelling}")
+    assert command == Play("●", (card,))
+    assert command.canonical() == f"PLAY ● {card}"
+    assert game.parse(command.canonical()) == command
+
+
+def test_katakana_suits_in_a_list() -> None:
+    assert game.parse("出す 成功 ハート10, ダイヤK、クラブA スペード2") == Play(
+        "○", ("♥10", "♦K", "♣A", "♠2")
+    )
+
+
+@pytest.mark.parametrize("bad", ["スペード14", "ハートX", "クラブ0"])
+def test_unknown_katakana_card_is_a_syntax_error_at_the_card(bad: str) -> None:
+    with pytest.raises(CommandSyntaxError) as caught:
+        game.parse(f"PLAY ○ ♠2 {bad}")
+    assert f"{bad} というカードはありません" in caught.value.message
+    assert "スペード" in caught.value.message
+    assert caught.value.column == len("PLAY ○ ♠2 ") + 1

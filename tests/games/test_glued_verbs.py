@@ -35,10 +35,20 @@ def test_a_verb_followed_by_no_space_a_full_stop_or_a_polite_ending_is_a_command
 
 
 @pytest.mark.parametrize(
-    "line", ["終了しました、おつかれ", "公開日はいつ?", "スカウトって何?", "参加したい人いますか"]
+    ("kind", "line"),
+    [
+        ("eitsuku", "終了しました、おつかれ"),
+        ("eitsuku", "公開日はいつ?"),
+        ("eitsuku", "スカウトって何?"),
+        ("eitsuku", "参加したい人いますか"),
+        # A word any text would match (a name, free words) is not read as the command's.
+        ("eitsuku", "代理の一手です"),
+        ("eitsuku", "追放されました"),
+        ("eleusis", "ヒントください"),
+    ],
 )
-def test_a_verb_glued_to_talk_stays_talk(line: str) -> None:
-    assert classify_line(EITSUKU, line) == "talk"
+def test_a_verb_glued_to_talk_stays_talk(kind: str, line: str) -> None:
+    assert classify_line(GAMES[kind], line) == "talk"
 
 
 def test_a_glued_command_with_a_mistake_is_answered_not_ignored() -> None:

@@ -43,6 +43,14 @@ _ROLE_CARD = re.compile(r"【?(?P<deck>役者|脚本家|音楽家|演出家)/?(?
 _BUDGET_CARD = re.compile(r"【?(?:予算[・/]?)?(?P<size>[小中大])】?(?:[×xX*](?P<count>[0-9]+))?")
 
 
+# The rulebook's short deck names (2−2: 1・2役者、3音楽、4演出、5脚本), as a deck or a slot.
+_SHORT_ROLE_NAMES: dict[str, str] = {"脚本": "脚本家", "音楽": "音楽家", "演出": "演出家"}
+
+
+def _role_name(token: Token) -> str:
+    return _SHORT_ROLE_NAMES.get(str(token), str(token))
+
+
 def _strip_brackets(text: str) -> str:
     return text.removeprefix("【").removesuffix("】")
 
@@ -86,10 +94,10 @@ class EitsukuTransformer(Transformer[Token, Any]):
         return children[0]
 
     def deck(self, children: list[Token]) -> str:
-        return str(children[0])
+        return _role_name(children[0])
 
     def slot(self, children: list[Token]) -> str:
-        return str(children[0])
+        return _role_name(children[0])
 
     def role_card(self, children: list[Token]) -> str:
         return _role_card(children[0])
@@ -110,7 +118,7 @@ class EitsukuTransformer(Transformer[Token, Any]):
             cards.extend(_budget_cards(token))
         return tuple(cards)
 
-    # -- EVENT
+    # -- EVENT (also 配置 <event card>)
     def event(self, children: list[Any]) -> PlayEvent:
         body = children[1]
         assert isinstance(body, PlayEvent)
@@ -154,7 +162,7 @@ class EitsukuTransformer(Transformer[Token, Any]):
     def draw(self, _: list[Any]) -> Draw:
         return Draw()
 
-    def set_role(self, children: list[Any]) -> SetRole:
+    def set_role(self, children: list[Any]) -> SetRole:  # SET or 配置 <slot> <card>
         _, slot, card, _, pay = children
         return SetRole(slot, card, pay)
 
@@ -179,11 +187,23 @@ _PLAIN_EVENTS = [name for name in EVENT_NAMES if not EVENTS[name].args]
 _DECKS_LIST = "役者・脚本家・音楽家・演出家"
 _SLOTS_LIST = "主演・助演・脚本家・音楽家・演出家"
 
+_EVENT_WHAT = (
+    "EVENT の後にはストックにあるイベントカードの名前を書いてください"
+    "(例: EVENT タイアップキャンペーン)。"
+)
+_SET_WHAT = (
+    f"SET の後には役割場({_SLOTS_LIST})を書いてください(例: SET 主演 役者3)。"
+    "イベントカードは EVENT か 配置 で出します(例: 配置 タイアップキャンペーン)。"
+)
+_HAICHI_WHAT = (
+    f"配置 の後には、役割カードなら役割場({_SLOTS_LIST})とカード(例: 配置 主演 役者3)を、"
+    "イベントカードならその名前(例: 配置 タイアップキャンペーン)を書いてください。"
+)
+
 # Friendly messages: label -> malformed lines failing in the same parser state (see
 # CommandParser). The tests parse every example and check it yields its own label.
-SYNTAX_EXAMPLES: dict[str, list[str]] = {
-    "EVENT の後にはストックにあるイベントカードの名前を書いてください"
-    "(例: EVENT タイアップキャンペーン)。": ["EVENT", "EVENT 未知のカード", "EVENT 役者3"],
+_EXAMPLES: dict[str, list[str]] = {
+    _EVENT_WHAT: ["EVENT", "EVENT 未知のカード", "EVENT 役者3"],
     "このイベントカードには続きを書きません(例: EVENT タイアップキャンペーン)。": [
         f"EVENT {name} x" for name in _PLAIN_EVENTS
     ],
@@ -250,7 +270,7 @@ SYNTAX_EXAMPLES: dict[str, list[str]] = {
     ],
     "WITH の後には予算カード(予算・小、予算・中、予算・大)だけを並べてください"
     "(例: BUY 大 WITH 中, 中, 小, 小)。": ["BUY 中 WITH 小 x", "BUY 中 WITH 小,"],
-    f"SET の後には役割場({_SLOTS_LIST})を書いてください(例: SET 主演 役者3)。": [
+    _SET_WHAT: [
         "SET",
         "SET x",
         "SET 役者3",
@@ -270,6 +290,28 @@ SYNTAX_EXAMPLES: dict[str, list[str]] = {
     "DRAW・END・RELEASE には続きを書きません(例: END)。": ["DRAW x", "END x", "RELEASE x"],
 }
 
+
+def _as_haichi(line: str) -> str | None:
+    """A malformed SET or EVENT line written with 配置, their shared alias (None for others)."""
+    verb, _, rest = line.partition(" ")
+    if verb not in ("SET", "EVENT"):
+        return None
+    return f"配置 {rest}" if rest else "配置"
+
+
+# 配置 reaches the same errors as SET and EVENT by another parser stack, so each example is
+# also written with 配置. Right after 配置 a slot and an event name may both stand: one label.
+SYNTAX_EXAMPLES: dict[str, list[str]] = {
+    label: lines
+    + ([] if label in (_EVENT_WHAT, _SET_WHAT) else [h for h in map(_as_haichi, lines) if h])
+    for label, lines in _EXAMPLES.items()
+}
+SYNTAX_EXAMPLES[_HAICHI_WHAT] = list(
+    dict.fromkeys(
+        h for label in (_EVENT_WHAT, _SET_WHAT) for h in map(_as_haichi, _EXAMPLES[label]) if h
+    )
+)
+
 # Display names of the game's terminals in "expected one of" messages.
 TERMINAL_LABELS: dict[str, str] = {
     "EVENT": "EVENT(イベント)",
@@ -278,10 +320,14 @@ TERMINAL_LABELS: dict[str, str] = {
     "WITH": "WITH(裏返し)",
     "DRAW": "DRAW(ドロー)",
     "SET": "SET(配置)",
+    "HAICHI": "配置(SET・EVENT)",
     "PAY": "PAY(支払)",
     "RELEASE": "RELEASE(公開)",
     "END": "END(終了)",
     "CHOOSE": "CHOOSE(選択)",
+    "SCREENWRITER": "脚本家",
+    "COMPOSER": "音楽家",
+    "DIRECTOR": "演出家",
     "ROLE_CARD": "役割カード(例: 役者3)",
     "BUDGET_CARD": "予算カード(例: 予算・小)",
     "PLAIN_EVENT": "イベントカード名",

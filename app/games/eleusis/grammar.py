@@ -40,7 +40,17 @@ MAX_PLAY = 4
 MAX_TEXT_LENGTH = 300
 
 _SUCCESS_WORDS = frozenset({"○", "◯", "〇", "成功", "o", "O"})
-_FAILURE_WORDS = frozenset({"●", "失敗", "x", "X"})
+_FAILURE_WORDS = frozenset({"●", "失敗", "×", "x", "X"})
+# Suits as Japanese players spell them in katakana (the CARD terminal), longest first.
+_KATAKANA_SUITS: tuple[tuple[str, str], ...] = (
+    ("ダイヤモンド", "♦"),
+    ("クローバー", "♣"),
+    ("スペード", "♠"),
+    ("ハート", "♥"),
+    ("ダイヤ", "♦"),
+    ("ダイア", "♦"),
+    ("クラブ", "♣"),
+)
 
 
 def _mark(token: Token) -> str:
@@ -52,13 +62,24 @@ def _mark(token: Token) -> str:
     return MIXED
 
 
+_SUITS_TEXT = "スート(S H D C、♠ ♥ ♦ ♣ か スペード ハート ダイヤ クラブ)"
+
+
+def _suit_symbol(text: str) -> str:
+    """スペード7 -> ♠7: a katakana suit as its symbol (anything else unchanged)."""
+    for word, symbol in _KATAKANA_SUITS:
+        if text.startswith(word):
+            return symbol + text[len(word) :]
+    return text
+
+
 def _card(token: Token) -> str:
-    card = parse_card(str(token))
+    card = parse_card(_suit_symbol(str(token)))
     if card is None:
         raise SyntaxErrorDetail(
             token,
-            f"{token} というカードはありません。カードはスート(S H D C か ♠ ♥ ♦ ♣)と数"
-            "(A 2〜10 J Q K、10 は T とも)で書きます(例: S7、♥Q、D10)。",
+            f"{token} というカードはありません。カードは{_SUITS_TEXT}と数"
+            "(A 2〜10 J Q K、10 は T とも)で書きます(例: S7、♥Q、D10、ハート10)。",
             ["カード(例: ♠7)"],
         )
     return card
@@ -156,8 +177,8 @@ SYNTAX_EXAMPLES: dict[str, list[str]] = {
         "PLAY ○ ○",
         "PLAY ○●",
     ],
-    "カードの後に書けるのは次のカードだけです。カードはスート(S H D C か ♠ ♥ ♦ ♣)と数で"
-    "書きます(例: PLAY ○ ♠7 ♥8)。": [
+    f"カードの後に書けるのは次のカードだけです。カードは{_SUITS_TEXT}と数で書きます"
+    "(例: PLAY ○ ♠7 ♥8)。": [
         "PLAY ○ S7 7",
         "PLAY ○ S7 ○",
         "PLAY ○ S7,",

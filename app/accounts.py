@@ -22,9 +22,12 @@ PASSWORD_MIN = 8
 PASSWORD_MAX = 256
 SESSION_LIFETIME = timedelta(days=30)
 API_TOKEN_LIFETIME = timedelta(days=365)
-# Names that would be mistaken for the bot or a trip code in the 名前欄.
+# Names that would be mistaken for the bot or a trip code in the 名前欄: the bot's ★ and the
+# trip's ◆ nowhere in a name (a post shows them as ☆ and ◇ anyway, app/forum/names.py), ☆
+# not first.
 RESERVED_NAMES = {"gm", "bot", "system", "admin", "名無し", "名無しさん"}
 RESERVED_MARKS = ("★", "◆", "☆")
+FORBIDDEN_MARKS = ("★", "◆")
 
 _hasher = PasswordHasher()
 
@@ -46,7 +49,8 @@ def validate_name(raw: str) -> str:
         raise Invalid("名前に制御文字は使えません。", field="name")
     if any(ch in "<>&\"'" for ch in name):
         raise Invalid("名前に < > & \" ' は使えません。", field="name")
-    if name.casefold() in RESERVED_NAMES or name.startswith(RESERVED_MARKS):
+    reserved = name.startswith(RESERVED_MARKS) or any(m in name for m in FORBIDDEN_MARKS)
+    if name.casefold() in RESERVED_NAMES or reserved:
         raise Invalid("その名前は予約されています。", field="name")
     return name
 

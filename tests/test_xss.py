@@ -4,7 +4,8 @@ read in Chromium: nothing executes and everything shows as text.
 Where the vectors go (each surface gets every vector, several to a post, title or line):
 thread and game titles (board index, game list, game and log pages, archive list, search, the
 notifications page and the Atom feeds); post bodies (thread pages, search hits, the live thread,
-the feeds); account names (the vectors that are valid names); names as the 名前欄 shows them
+the feeds); account names (the vectors that are valid names); every vector typed into a post's
+名前欄 (name field) with a trip key (the thread page and its feed); names as the 名前欄 shows them
 beyond account names — an imported record's players, GM and posters keep any 1–32 characters
 (app/archive/importer.py), so the short vectors become the names of an imported game; command
 arguments the bot quotes back (えいつく `SET`, and the free text of 新新エリューシス: `HINT`,
@@ -134,7 +135,8 @@ DOM_CHECK = """
     ['.search-snippet, .search-threads a, .search-link',
       '.search-snippet > mark, .search-threads a > mark, .search-link > mark'],
     ['h1', 'h1 > span.count, h1 > span.game-status'],
-    ['.post-name, pre, code, mark, .eleusis-hint, .game-meta, .crumbs a', 'a, br'],
+    ['.post-name, pre, code, mark, .eleusis-hint, .game-meta, .crumbs a',
+      'a, br, .post-name > span.post-trip'],
     ['.thread-list a, .replay-move-list a', 'mark'],
   ];
   for (const [selector, allowed] of holders) {
@@ -348,6 +350,7 @@ def board(live_server: LiveServer, database: Database) -> Board:
         _imported(web, database, eleusis, made)
         _search_and_filters(web, gm, made)
         _feeds(web, gm, talk["id"], made)
+        _name_field(player, made)
         _recruiting(named_users, made)
         # As served: the first page of each kind, and the 新新エリューシス game page.
         kinds: dict[str, str] = {}
@@ -634,6 +637,28 @@ def _feeds(web: httpx.Client, gm: ApiUser, talk: int, made: Board) -> None:
         f"/threads/{eleusis['imported_thread']}/feed.atom": made.imported_names,
         f"/threads/{talk}/feed.atom": made.names,
     }
+
+
+def _name_field(player: ApiUser, made: Board) -> None:
+    """The 名前欄 as typed: every vector sent as a post's name field (its first 32 characters,
+    the most a name takes), with a key after it (the part before the first # is the name, ◆
+    and ★ in it replaced; the key adds a trip), in a thread of its own; its page and its feed
+    show each name as the field took it. A name it refuses (an account's name) is answered
+    422 and stored nowhere."""
+    thread = player.post("/api/boards/chat/threads", {"title": "名前欄", "body": "x"}).json()
+    shown = []
+    for vector in VECTORS:
+        typed = flat(vector)[:NAME_LIMIT]
+        sent = player.post(
+            f"/api/threads/{thread['id']}/posts", {"body": "x", "name": f"{typed}#xss"}
+        )
+        if sent.status_code == 422:
+            continue
+        assert sent.status_code == 201, sent.text
+        shown.append(sent.json()["post"]["author"])
+    assert len(shown) >= 50, shown
+    made.pages[f"/threads/{thread['id']}"] = shown
+    made.feeds[f"/threads/{thread['id']}/feed.atom"] = shown[-50:]
 
 
 @dataclass

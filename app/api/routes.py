@@ -81,7 +81,7 @@ def create_thread(
     ratelimit.check_post(session, request, user)
     board = forum.get_board(session, slug)
     thread, post = forum.create_thread(
-        session, board, user, body.title, body.body, deps.secret_key(request)
+        session, board, user, body.title, body.body, deps.secret_key(request), name=body.name
     )
     session.commit()
     return schemas.CreatedThread(
@@ -127,24 +127,31 @@ async def create_post(thread_id: int, body: schemas.NewPost, request: Request) -
     if database.is_sqlite:
         with database.session() as session:
             if begin_now(session):
-                content = _create_post(request, thread_id, body.body, session, in_loop=True)
+                content = _create_post(request, thread_id, body, session, in_loop=True)
                 return Response(content, status_code=201, media_type="application/json")
-    content = await run_in_threadpool(_post_in_session, request, thread_id, body.body)
+    content = await run_in_threadpool(_post_in_session, request, thread_id, body)
     return Response(content, status_code=201, media_type="application/json")
 
 
-def _post_in_session(request: Request, thread_id: int, body: str) -> bytes:
+def _post_in_session(request: Request, thread_id: int, body: schemas.NewPost) -> bytes:
     database: Database = request.app.state.database
     with database.session() as session:
         return _create_post(request, thread_id, body, session)
 
 
 def _create_post(
-    request: Request, thread_id: int, body: str, session: Session, *, in_loop: bool = False
+    request: Request,
+    thread_id: int,
+    body: schemas.NewPost,
+    session: Session,
+    *,
+    in_loop: bool = False,
 ) -> bytes:
     signed_in = functools.partial(deps.require_bearer_user, request, session)
     with ratelimit.counting_post(session, request, signed_in, in_loop=in_loop) as user:
-        post, replies = gm.submit_post(session, thread_id, user, body, deps.secret_key(request))
+        post, replies = gm.submit_post(
+            session, thread_id, user, body.body, deps.secret_key(request), name=body.name
+        )
     session.commit()
     return post_result(post, replies).model_dump_json().encode()
 

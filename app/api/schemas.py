@@ -111,13 +111,24 @@ class ThreadWithPosts(BaseModel):
     posts: list[PostOut]
 
 
+# The 名前欄 (docs/forum.md): optional; absent, null or "" posts under the account's name.
+NAME_FIELD = Field(
+    default=None,
+    max_length=10_000,
+    description="名前欄: a name to show, `名前#key` for a tripcode (`名前 ◆XXXXXXXXXX`); "
+    "absent or empty for the account's name. The key is never stored or shown.",
+)
+
+
 class NewThread(BaseModel):
     title: str = Field(max_length=100_000)
     body: str = Field(max_length=1_000_000)
+    name: str | None = NAME_FIELD
 
 
 class NewPost(BaseModel):
     body: str = Field(max_length=1_000_000)
+    name: str | None = NAME_FIELD
 
 
 class CreatedThread(ThreadOut):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.forum.names import TRIP_MARK, split_shown
 from app.forum.service import format_bbs_time
 from app.models import Board, Post, Thread
 from app.moderation import HIDDEN_BODY
@@ -37,6 +38,16 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def dat_name(author_name: str) -> str:
+    """The name field of a line. A trip is written as on 2ch, ``名前 </b>◆trip <b>``: the BBS
+    browsers show the name bold and the trip not, and read the trip from there. (The markup is
+    the site's: a typed ``<`` is escaped, and a typed ◆ became ◇.)"""
+    name, trip = split_shown(author_name)
+    if trip is None:
+        return escape(one_line(author_name))
+    return f"{escape(one_line(name))} </b>{TRIP_MARK}{escape(trip)} <b>"
+
+
 def dat_line(post: Post, title: str | None) -> str:
     """``名前<>メール<>日付 ID<> 本文 <>タイトル`` — the title only on the first line. As on 2ch,
     the body has a space on each side and its line breaks are `` <br> ``. あぼーん keeps the
@@ -44,7 +55,7 @@ def dat_line(post: Post, title: str | None) -> str:
     body = HIDDEN_BODY if post.hidden_at is not None else post.body
     text = " <br> ".join(escape(line) for line in body.split("\n"))
     date = f"{format_bbs_time(post.created_at)} ID:{post.daily_id}"
-    name = escape(one_line(post.author_name))
+    name = dat_name(post.author_name)
     subject = escape(one_line(title)) if title is not None else ""
     return f"{name}<><>{date}<> {text} <>{subject}\n"
 

@@ -56,7 +56,8 @@ class PlayerRecord(_Record):
 
 class PostRecord(_Record):
     number: int = Field(ge=1, le=10_000_000)
-    author: str = Field(min_length=1, max_length=32)
+    # The name the post showed, trip included (`名前 ◆XXXXXXXXXXXX`: posts.author_name).
+    author: str = Field(min_length=1, max_length=64)
     daily_id: str = Field(default="", max_length=16)
     kind: str = Field(default="talk", min_length=1, max_length=16)
     created_at: When

@@ -22,6 +22,7 @@ from sqlalchemy.orm.util import identity_key
 from app import live
 from app.db import Prepared
 from app.errors import Invalid, NotFound
+from app.forum import names
 from app.models import Board, Post, Thread, ThreadRead, User, utcnow
 
 MAX_BODY_CHARS = 10_000
@@ -76,6 +77,27 @@ def clean_title(title: str) -> str:
     if "\x00" in text:
         raise Invalid("タイトルに使えない文字（NUL）が含まれています。", field="title")
     return text
+
+
+def shown_author(session: Session, user: User, field: str | None = None) -> str:
+    """The name a post by ``user`` shows, from what its 名前欄 held (app/forum/names.py):
+    the account's name when it is empty, else the typed name (never another account's or a
+    reserved one), either with ``◆trip`` when a key came after ``#``. The key itself is
+    dropped here; only the returned name is stored. Raises ``Invalid`` (field ``name``)."""
+    if not field:
+        return names.shown(user.name, None)
+    asked = names.read_field(field)
+    if not asked.name or asked.name == user.name:
+        return names.shown(user.name, asked.trip)
+    if names.is_reserved(asked.name):
+        raise Invalid(f"「{asked.name}」は予約された名前です。名前欄には使えません。", field="name")
+    key = names.name_key(asked.name)
+    owner = session.scalar(select(User.id).where(User.name == key))
+    if owner is not None and owner != user.id:
+        raise Invalid(
+            f"「{asked.name}」は別のアカウントの名前です。名前欄には使えません。", field="name"
+        )
+    return names.shown(asked.name, asked.trip)
 
 
 def daily_id(secret: str, user_key: str, when: datetime) -> str:
@@ -266,10 +288,19 @@ def _keep_committed_posts(session: Session) -> None:
 
 
 def create_thread(
-    session: Session, board: Board, author: User, title: str, body: str, secret: str
+    session: Session,
+    board: Board,
+    author: User,
+    title: str,
+    body: str,
+    secret: str,
+    *,
+    name: str | None = None,
 ) -> tuple[Thread, Post]:
+    """A thread and its first post; ``name`` is the 名前欄 (see ``shown_author``)."""
     title = clean_title(title)
     clean_body(body)  # validate before anything is written
+    shown = shown_author(session, author, name)
     locked_board = session.scalar(select(Board).where(Board.id == board.id).with_for_update())
     assert locked_board is not None
     now = utcnow()
@@ -283,7 +314,7 @@ def create_thread(
         session,
         thread.id,
         author=author,
-        author_name=author.name,
+        author_name=shown,
         body=body,
         kind="talk",
         secret=secret,

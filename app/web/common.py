@@ -14,7 +14,7 @@ from app.forum import service as forum
 from app.forum.render import render_body
 from app.gm import service as gm
 from app.i18n import N_
-from app.models import Game, Move, Thread, User
+from app.models import Game, Move, Post, Thread, User
 from app.web import deps
 
 PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]
@@ -70,6 +70,18 @@ def game_panel(session: Session, game: Game, user: User | None) -> dict[str, Any
     }
 
 
+def post_accounts(session: Session, posts: list[Post], user: User | None) -> dict[int, str]:
+    """For a site admin: the account behind each post of the page (its 名前欄 may have shown
+    another name, docs/forum.md), by account id. Nobody else is told."""
+    if user is None or not user.is_admin:
+        return {}
+    ids = {post.author_id for post in posts if post.author_id is not None}
+    if not ids:
+        return {}
+    rows = session.execute(select(User.id, User.name).where(User.id.in_(ids)))
+    return {user_id: name for user_id, name in rows}
+
+
 def thread_context(
     session: Session, thread: Thread, user: User | None, page: int, per_page: int
 ) -> dict[str, Any]:
@@ -98,6 +110,7 @@ def thread_context(
         "thread": thread,
         "posts": rendered,
         "page": current,
+        "post_accounts": post_accounts(session, posts, user),
         "undone_posts": undone,
         "can_moderate": moderation.can_moderate(session, thread.id, user),
         "panel": game_panel(session, game, user) if game is not None else None,

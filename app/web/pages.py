@@ -75,7 +75,7 @@ def board_page(
         threads=threads,
         unread=unread,
         page=current,
-        form={"title": "", "body": ""},
+        form={"title": "", "body": "", "name": ""},
         error=None,
     )
 
@@ -89,10 +89,11 @@ def new_thread(
     user: PageUser,
     title: FormText = "",
     body: FormText = "",
+    name: FormText = "",
     csrf_token: FormText = "",
 ) -> Response:
     board = forum.get_board(session, slug)
-    form = {"title": title, "body": body}
+    form = {"title": title, "body": body, "name": name}
     status, error = 200, None
     if user is None:
         status, error = 401, N_("スレッドを立てるにはログインしてください。")
@@ -102,7 +103,7 @@ def new_thread(
         try:
             ratelimit.check_post(session, request, user)
             thread, _post = forum.create_thread(
-                session, board, user, title, body, deps.secret_key(request)
+                session, board, user, title, body, deps.secret_key(request), name=name
             )
             session.commit()
             return redirect(f"/threads/{thread.id}")
@@ -140,7 +141,8 @@ def thread_page(
     if user is not None and context["posts"]:
         forum.mark_read(session, user, thread, context["posts"][-1][0].number)
     session.commit()
-    return render(request, "forum/thread.html", user, form={"body": ""}, error=None, **context)
+    form = {"body": "", "name": ""}
+    return render(request, "forum/thread.html", user, form=form, error=None, **context)
 
 
 @router.post("/threads/{thread_id}/posts")
@@ -151,6 +153,7 @@ def new_post(
     settings: SettingsDep,
     user: PageUser,
     body: FormText = "",
+    name: FormText = "",
     csrf_token: FormText = "",
     return_to: FormText = "",
 ) -> Response:
@@ -164,7 +167,7 @@ def new_post(
         try:
             ratelimit.check_post(session, request, user)
             post, _replies = gm.submit_post(
-                session, thread.id, user, body, deps.secret_key(request)
+                session, thread.id, user, body, deps.secret_key(request), name=name
             )
             session.commit()
             last_page = (post.number - 1) // settings.posts_per_page + 1
@@ -174,7 +177,8 @@ def new_post(
         except ServiceError as exc:
             session.rollback()
             status, error = exc.status, exc.message
-    return _thread_again(request, session, settings, user, thread_id, body, status, error)
+    form = {"body": body, "name": name}
+    return _thread_again(request, session, settings, user, thread_id, form, status, error)
 
 
 @router.post("/threads/{thread_id}/preview")
@@ -185,6 +189,7 @@ def preview_post(
     settings: SettingsDep,
     user: PageUser,
     body: FormText = "",
+    name: FormText = "",
     csrf_token: FormText = "",
 ) -> Response:
     """プレビュー: the bot's answer as it would be, with the text kept; nothing is stored."""
@@ -197,14 +202,16 @@ def preview_post(
     else:
         try:
             ratelimit.check_post(session, request, user)
-            _post, replies = gm.preview(session, thread.id, user, body, deps.secret_key(request))
+            secret = deps.secret_key(request)
+            _post, replies = gm.preview(session, thread.id, user, body, secret, name)
             preview = [reply.body for reply in replies] or [i18n.gettext(NO_REPLY)]
         except ServiceError as exc:
             status, error = exc.status, exc.message
         finally:
             session.rollback()
+    form = {"body": body, "name": name}
     return _thread_again(
-        request, session, settings, user, thread_id, body, status, error, preview=preview
+        request, session, settings, user, thread_id, form, status, error, preview=preview
     )
 
 
@@ -214,12 +221,14 @@ def _thread_again(
     settings: Settings,
     user: User | None,
     thread_id: int,
-    body: str,
+    form: dict[str, str],
     status: int,
     error: str | None,
     preview: list[str] | None = None,
 ) -> Response:
-    """The thread's last page again, with the typed text and the message or preview."""
+    """The thread's last page again, with the message or preview and what was typed: the body,
+    and the 名前欄 as it was sent (a key included: it goes back to the poster alone, who
+    typed it, in this one answer, and is never stored)."""
     thread = forum.get_thread(session, thread_id)
     context = thread_context(session, thread, user, 1_000_000, settings.posts_per_page)
     session.commit()
@@ -228,7 +237,7 @@ def _thread_again(
         "forum/thread.html",
         user,
         status,
-        form={"body": body},
+        form=form,
         error=error,
         preview=preview,
         **context,

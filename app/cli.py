@@ -15,11 +15,11 @@ def _prepare_database(settings: Settings) -> None:
     from app.gm.service import ensure_game_boards
 
     migrate.upgrade(settings)
-    settings.resolved_secret_key()  # made once, before several workers could race for it
+    secret = settings.resolved_secret_key()  # made once, before several workers could race
     db = Database(settings.database_url)
     try:
         with db.session() as session:
-            ensure_game_boards(session)
+            ensure_game_boards(session, secret)
             session.commit()
     finally:
         db.dispose()

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from app.config import Settings
 from app.db import Database, Prepared
 from app.errors import Invalid, NotFound
+from app.games import find_game
 from app.models import Delivery, Game, Move, Notification, User, Webhook, utcnow
 
 log = logging.getLogger("bbsgm.delivery")
@@ -235,7 +236,9 @@ def _job(session: Session, delivery: Delivery, note: Notification, base_url: str
                 .limit(5)
             )
         )
-        lines.insert(1, f"ゲーム: {game.title}（{game.kind}）")
+        impl = find_game(game.kind)
+        kind = impl.title_ja if impl is not None else game.kind  # the game's name, not its key
+        lines.insert(1, f"ゲーム: {game.title}（{kind}）")
         if moves:
             lines.append("最近の手:")
             lines.extend(

@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import games, live
 from app.api.archive import router as archive_api_router
+from app.api.cards import router as cards_api_router
 from app.api.games import router as games_api_router
 from app.api.routes import router as api_router
 from app.archive.search import index_pending
@@ -34,6 +35,7 @@ from app.i18n import LanguageMiddleware
 from app.ratelimit import RequestLimits, in_flight_limit
 from app.web import deps
 from app.web.archive_pages import router as archive_pages_router
+from app.web.card_pages import router as card_pages_router
 from app.web.feed_pages import router as feed_router
 from app.web.game_pages import router as game_pages_router
 from app.web.live_pages import router as live_router
@@ -190,8 +192,11 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     app.include_router(pages_router)
     app.include_router(game_pages_router)
     app.include_router(archive_api_router)
+    app.include_router(cards_api_router)
     # Last: it serves /{board}/subject.txt and /{board}/dat/{key}.dat for BBS browsers.
     app.include_router(archive_pages_router)
+    # After it: the registry's board is "cards", whose 2ch-style files are /cards/subject.txt.
+    app.include_router(card_pages_router)
     return app
 
 

@@ -133,7 +133,9 @@ class Post(Base):
     author_id: Mapped[int | None] = mapped_column(
         ForeignKey("users.id", ondelete="SET NULL"), default=None, index=True
     )
-    author_name: Mapped[str] = mapped_column(String(32))
+    # The name the post shows: a 名前欄's name (1–32) and its trip, ``名前 ◆XXXXXXXXXXXX``
+    # (app/forum/names.py SHOWN_MAX, 46; migration 0011). The poster is ``author_id``.
+    author_name: Mapped[str] = mapped_column(String(64))
     daily_id: Mapped[str] = mapped_column(String(16))
     body: Mapped[str] = mapped_column(Text)
     kind: Mapped[str] = mapped_column(String(16), default="talk")
@@ -387,3 +389,41 @@ class ThreadRead(Base):
     thread_id: Mapped[int] = mapped_column(ForeignKey("threads.id", ondelete="CASCADE"))
     last_read: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CardVersion(Base):
+    """One version of a card of the card registry (app/cards.py): proposed in the registry
+    thread (``CARD NEW`` is version 1, each ``CARD PROMOTE`` the next), then approved or
+    rejected by a site admin. Every version is kept; the pool is each card's newest approved
+    one. The starter pool is seeded as approved version 1, authored by 公式."""
+
+    __tablename__ = "card_versions"
+    __table_args__ = (UniqueConstraint("name", "version", name="uq_card_versions_name_version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(32))
+    # NFKC + casefold of the name: MAKI and ｍａｋｉ are one card.
+    name_key: Mapped[str] = mapped_column(String(64), index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # "normal" or "magic"
+    version: Mapped[int] = mapped_column(Integer)
+    cost: Mapped[int] = mapped_column(Integer)
+    attack: Mapped[int] = mapped_column(Integer, default=0)
+    durability: Mapped[int] = mapped_column(Integer, default=0)
+    # [{"effect", "amount", "timing"}], as CardSpec dumps its abilities.
+    abilities: Mapped[list[dict[str, Any]]] = mapped_column(JSON(), default=list)
+    text: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(16), default="proposed")
+    author_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None
+    )
+    author_name: Mapped[str] = mapped_column(String(32))
+    # The registry post that proposed it (None for the seeded starter cards).
+    post_id: Mapped[int | None] = mapped_column(
+        ForeignKey("posts.id", ondelete="SET NULL"), default=None
+    )
+    post_number: Mapped[int | None] = mapped_column(Integer, default=None)
+    decided_by: Mapped[str | None] = mapped_column(String(32), default=None)
+    decided_post_number: Mapped[int | None] = mapped_column(Integer, default=None)
+    reason: Mapped[str | None] = mapped_column(Text, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    decided_at: Mapped[datetime | None] = mapped_column(default=None)

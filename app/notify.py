@@ -76,7 +76,13 @@ def after_save(
         return
     waiting_after = waiting_seats(impl, game, game.state)
     fresh = waiting_after if turn_moved else waiting_after - waiting_before
-    turn = f"「{game.title}」であなたの手番です（{game.turn_key}）。"
+    # The turn in words (第2週), not its key (week2): people read this, in mail subjects too.
+    label = impl.turn_label(game.state) if game.state is not None else ""
+    turn = (
+        f"「{game.title}」であなたの手番です（{label}）。"
+        if label
+        else f"「{game.title}」であなたの手番です。"
+    )
     add_all(
         session,
         game,

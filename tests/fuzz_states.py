@@ -188,9 +188,58 @@ def _idolwp(script: Script) -> None:
     game.stop("終了")
 
 
-PLAYERS = {"eitsuku": 3, "eleusis": 4, "idolwp": 3}
-DRIVERS = {"eitsuku": _eitsuku, "eleusis": _eleusis, "idolwp": _idolwp}
-_OPTIONS: dict[str, dict[str, Any]] = {"eitsuku": {}, "eleusis": {"rounds": 2}, "idolwp": {}}
+def _cardbattle(script: Script) -> None:
+    """Both decks sealed (the second player's with magic), then random legal lines to the end:
+    stops before the decks, after one deck, in the window after the reveal, on an attack, in a
+    window after a result, and at the end."""
+    game = _Recorder(script)
+    choices = Random(script.seed)
+    state = game.state
+    game.stop("デッキ封印待ち")
+    decks = [line for line in game.impl.sealed_legal(state, 0)]
+    game.do(0, decks[0], sealed=True)
+    game.stop("片方のデッキ封印済み")
+    magic = [name for name, card in state["pool"].items() if card["kind"] == "magic"]
+    game.do(1, f"{decks[-1]} MAGIC {' '.join(sorted(magic)[:2])}", sealed=True)
+    game.stop("公開後の宣言受付")
+    for _ in range(500):
+        state = game.state
+        if game.impl.is_over(state):
+            break
+        seat = choices.choice(game.impl.waiting_for(state))
+        game.do(seat, choices.choice(game.impl.legal(state, seat)))
+        state = game.state
+        if state["phase"] == "attack" and not any(s.label == "攻撃待ち" for s in script.stops):
+            game.stop("攻撃待ち")
+        if (
+            state["phase"] == "window"
+            and state["turn"] >= 1
+            and not any(s.label == "結果の後の宣言受付" for s in script.stops)
+        ):
+            game.stop("結果の後の宣言受付")
+    assert game.impl.is_over(game.state), "the scripted cardbattle game did not finish"
+    game.stop("終了")
+
+
+def _cardbattle_options() -> dict[str, Any]:
+    from app.games.cardbattle.content import starter_pool
+
+    return {"pool": {card.name: card.model_dump(mode="json") for card in starter_pool()}}
+
+
+PLAYERS = {"eitsuku": 3, "eleusis": 4, "idolwp": 3, "cardbattle": 2}
+DRIVERS = {
+    "eitsuku": _eitsuku,
+    "eleusis": _eleusis,
+    "idolwp": _idolwp,
+    "cardbattle": _cardbattle,
+}
+_OPTIONS: dict[str, dict[str, Any]] = {
+    "eitsuku": {},
+    "eleusis": {"rounds": 2},
+    "idolwp": {},
+    "cardbattle": _cardbattle_options(),
+}
 
 
 def script(kind: str, names: list[str]) -> Script:

@@ -55,7 +55,8 @@ def archive(database: Database) -> Iterator[Archive]:
             active_id=active.game.id,
             recruiting_id=recruiting.game.id,
             players=[u.name for u in done.players],
-            winners=[e["name"] for e in ranking if e["rank"] == 1],
+            # ranked 1st with a score: a game nobody finished (all 未完成) has no winner
+            winners=[e["name"] for e in ranking if e["rank"] == 1 and e["score"] is not None],
             moves=max(done.states),
             title=done.game.title,
             word=word,

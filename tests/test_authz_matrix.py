@@ -818,6 +818,17 @@ MATRIX: dict[tuple[str, str], list[Case]] = {
     ("POST", "/archive/verify"): [
         Case("/archive/verify", status(200), form={"record": "{record}"}, check=verified)
     ],
+    # --- the card registry (public reads; cards are proposed and judged by post) ---
+    ("GET", "/api/cards"): [Case("/api/cards?kind=normal&max_cost=1000", status(200))],
+    ("GET", "/api/cards/{name}"): [
+        Case("/api/cards/舞踏子", status(200)),  # a starter card (docs/cards.md)
+        Case("/api/cards/no-such-card", status(404)),
+    ],
+    ("GET", "/cards"): [Case("/cards?kind=magic", status(200))],
+    ("GET", "/cards/{name}"): [
+        Case("/cards/舞踏子", status(200)),
+        Case("/cards/no-such-card", status(404)),
+    ],
     ("GET", "/{board}/subject.txt"): [Case("/chat/subject.txt", status(200))],
     ("GET", "/{board}/SETTING.TXT"): [Case("/chat/SETTING.TXT", status(200))],
     ("GET", "/{board}/dat/{key}.dat"): [

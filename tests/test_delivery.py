@@ -245,7 +245,8 @@ def test_mail_is_opt_in_and_names_game_turn_and_moves(
     assert len(mails) == 2, "a mail at START and one when week 2 began"
     latest = email.message_from_bytes(mails[-1].content, policy=email.policy.default)
     latest_body = latest.get_content()
-    assert "week2" in latest_body and "最近の手:" in latest_body and "END" in latest_body
+    assert "（第2週）" in latest_body and "最近の手:" in latest_body and "END" in latest_body
+    assert "week2" not in latest_body  # the turn in words, not its key
     moves = len(client.get(f"/api/games/{game['id']}/moves").json())
     assert (
         f"盤面の図: {settings.base_url.rstrip('/')}/api/games/{game['id']}/board.svg?at={moves}"
@@ -255,7 +256,8 @@ def test_mail_is_opt_in_and_names_game_turn_and_moves(
     assert message["From"] == "gm@bbsgm.test"
     assert "あなたの手番" in str(message["Subject"])
     body = message.get_content()
-    assert "ゲーム: 配信卓" in body and "week1" in str(message["Subject"])
+    assert "ゲーム: 配信卓（えいつく）" in body and "（第1週）" in str(message["Subject"])
+    assert "week1" not in str(message["Subject"]) and "eitsuku" not in body
     assert f"/games/{game['id']}" in body
 
 

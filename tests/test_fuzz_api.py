@@ -98,6 +98,8 @@ def path_values(fixtures: dict[str, int]) -> dict[str, st.SearchStrategy[Any]]:
         "board": st.sampled_from(["chat", "lobby", "nope", "あ"]),
         "key": st.one_of(st.just(fixtures["thread"]), ids),
         "hook_id": st.one_of(st.just(1), ids),
+        # card names (/api/cards/{name}, /cards/{name}): starter cards in any width or case
+        "name": st.sampled_from(["舞踏子", "MAKI", "ｍａｋｉ", "nope", "..", "\x00", "a" * 300]),
     }
 
 
@@ -176,7 +178,9 @@ def test_random_requests(
         url = re.sub(r"{" + name + r"(?::\w+)?}", quote(str(value), safe=""), url)
     params = data.draw(
         st.dictionaries(
-            st.sampled_from(["page", "after", "limit", "at", "q", "status", "kind", "player", "x"]),
+            st.sampled_from(
+                ["page", "after", "limit", "at", "q", "status", "kind", "player", "max_cost", "x"]
+            ),
             st.one_of(TEXT, st.integers(-(2**65), 2**65).map(str)),
             max_size=3,
         ),

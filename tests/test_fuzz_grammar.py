@@ -452,6 +452,7 @@ HTTP_STOPS = {
     "eitsuku": ("第1週の途中", "第7週"),
     "eleusis": ("預言者の判定待ち（封印）", "親の判定待ち"),
     "idolwp": ("イベント参加待ち", "最後の特訓"),
+    "cardbattle": ("片方のデッキ封印済み", "結果の後の宣言受付"),
 }
 HTTP_FUZZ = settings(
     max_examples=12,

@@ -247,8 +247,8 @@ def test_messages_with_values_are_translated_with_their_values() -> None:
             "Please try again in 42 seconds."
         )
         assert messages.translate("スレッド 12 はありません。") == "There is no thread 12."
-        assert messages.translate("「卓」であなたの手番です（week2）。") == (
-            "It is your turn in “卓” (week2)."
+        assert messages.translate("「卓」であなたの手番です（第2週）。") == (
+            "It is your turn in “卓” (Week 2)."
         )
         assert messages.translate("at は 0〜3 です（適用された手は3手）。") == (
             "at is from 0 to 3 (3 moves were applied)."

@@ -80,10 +80,16 @@ class Row:
 
 
 def winners(game: Game) -> list[str]:
-    """Everyone ranked first (ties share the win); nobody for unfinished or aborted games."""
+    """Everyone ranked first with a score (ties share the win); nobody for unfinished or
+    aborted games, nor when nobody has a score (えいつく with every film 未完成: all share
+    rank 1, and nobody won)."""
     if game.status != "finished" or not game.result:
         return []
-    return [str(e["name"]) for e in game.result.get("ranking", []) if e.get("rank") == 1]
+    return [
+        str(entry["name"])
+        for entry in game.result.get("ranking", [])
+        if entry.get("rank") == 1 and entry.get("score") is not None
+    ]
 
 
 def rows(session: Session, games: list[Game]) -> list[Row]:

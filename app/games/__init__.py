@@ -11,13 +11,14 @@ import contextlib
 import unicodedata
 
 from app.games.base import CommandSyntaxError, Game
+from app.games.cardbattle import game as cardbattle
 from app.games.eitsuku import game as eitsuku
 from app.games.eleusis import game as eleusis
 from app.games.idolwp import game as idolwp
 
 __all__ = ["GAMES", "Game", "all_games", "find_game", "warm_up"]
 
-GAMES: dict[str, Game] = {game.kind: game for game in (eitsuku, eleusis, idolwp)}
+GAMES: dict[str, Game] = {game.kind: game for game in (eitsuku, eleusis, idolwp, cardbattle)}
 
 
 def _key(name: str) -> str:
@@ -40,8 +41,10 @@ def all_games() -> list[Game]:
 
 def warm_up() -> None:
     """Build every game's parser now (Lark's tables and lexers, the verb patterns, the
-    transformer): the app calls this at start-up, so that no post pays for it."""
+    transformer) and validate its house content: the app calls this at start-up, so that no
+    post pays for it and a bad content file stops the start, naming its file and line."""
     for game in GAMES.values():
+        game.check_content()
         game.verbs()
         game.is_command_line("JOIN")
         with contextlib.suppress(CommandSyntaxError):

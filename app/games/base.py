@@ -27,6 +27,7 @@ from app.games.command_messages import COMMON_SYNTAX_EXAMPLES, COMMON_TERMINAL_L
 from app.games.resources import resource_dir
 
 __all__ = [
+    "N_",
     "Actor",
     "Command",
     "CommandParser",
@@ -139,6 +140,12 @@ def normalise(line: str) -> str:
 
 
 # --------------------------------------------------------------------------- results
+
+
+def N_(message: str) -> str:
+    """Marks Japanese text that the app's pages translate where they show it (Babel extracts
+    ``N_``): the breakdown labels. The game itself only speaks Japanese."""
+    return message
 
 
 @dataclass
@@ -365,13 +372,24 @@ class CommandParser:
         return None
 
     def _takes_word_after(self, text: str, verb_length: int) -> bool:
+        """Does the grammar read the word after the verb as one of its own terms (a deck, a
+        slot, a mark)? A word any text would match (a name, free words) does not count:
+        ``代理の一手です`` and ``ヒントください`` stay talk."""
+        interactive = self.lark.parse_interactive(text)
         try:
-            self.lark.parse(text)
-        except UnexpectedInput as error:
-            column = error.column if isinstance(error.column, int) else 0
-            at_end = isinstance(error, UnexpectedToken) and error.token.type == "$END"
-            return at_end or column > verb_length + 2
-        return True
+            for index, token in enumerate(interactive.iter_parse()):
+                if index == 1:
+                    return not self._takes_any_word(token.type)
+        except UnexpectedInput:
+            return False
+        return False
+
+    def _takes_any_word(self, terminal: str) -> bool:
+        try:
+            pattern = re.compile(self.lark.get_terminal(terminal).pattern.to_regexp())
+        except KeyError:
+            return False
+        return all(pattern.fullmatch(probe) for probe in ("あいう", "xyz9"))
 
     def is_command_line(self, line: str) -> bool:
         return self.command_text(line) is not None
@@ -542,6 +560,9 @@ class Game:
     # made, the app puts the approved pool into its options as ``pool`` (name -> card), so the
     # game stays a pure library and its record names the versions it was played with.
     uses_card_registry: bool = False
+    # A label for each key of the result's breakdown, in Japanese marked with `N_` (the pages
+    # translate it); a key ending in a number matches its entry with ``{n}`` (``round_{n}``).
+    breakdown_labels: Mapping[str, str] = {}
 
     # -- parsing, from the parser
 
@@ -581,6 +602,11 @@ class Game:
                 raise RuleError(f"プレイヤー名 {name!r} は空白を含まない1語にしてください。")
         if len(set(players)) != len(players):
             raise RuleError("同じ名前のプレイヤーが2人います。")
+
+    def check_content(self) -> None:
+        """Load and validate the game's house content files (app/games/<kind>/content/): the
+        app calls this at start-up, so a bad entry stops the start with its file and line
+        instead of a game in play. Nothing by default."""
 
     def deal(self, players: list[str], options: Any, rng: Rng) -> State:
         """The state before the first move; `options` is an instance of `Options`."""
@@ -747,3 +773,10 @@ class Game:
     def turn_key(self, state: State) -> str:
         """Changes exactly when the turn or phase moves on (deadlines restart then)."""
         raise NotImplementedError
+
+    def turn_label(self, state: State) -> str:
+        """The turn or phase in words, for people (第2週, アイドル指名), where `turn_key` is for
+        the code (week2): said in the "your turn" notification. Each form is a message of
+        app/web/messages.py, so English pages translate it. Empty when there is nothing to
+        name (the default, a game over)."""
+        return ""

@@ -9,7 +9,11 @@ from sqlalchemy.orm import Session
 
 from app.games.base import Game as GameImpl
 from app.games.base import State, competition_ranks
+from app.i18n import N_
 from app.models import Adjustment, Game
+
+# The breakdown line the app adds to a game's own (Game.breakdown_labels has the others).
+BREAKDOWN_LABELS: dict[str, str] = {"gm": N_("GM の修正")}
 
 
 def final_result(session: Session, game: Game, impl: GameImpl) -> dict[str, Any] | None:

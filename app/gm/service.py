@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app import cards
 from app.errors import Forbidden, Invalid, NotFound
 from app.forum import service as forum
 from app.games import all_games, find_game
@@ -28,12 +29,21 @@ PLATFORM_OPTIONS = ("mute_spectators", "deadline_hours")
 # --- set-up --------------------------------------------------------------------------------
 
 
-def ensure_game_boards(session: Session) -> None:
-    """The seeded boards plus one board per registered game kind."""
+def ensure_game_boards(session: Session, secret: str = "") -> None:
+    """The seeded boards plus one board per registered game kind, and the card registry's
+    board, thread and starter pool (app/cards.py). ``secret`` derives the per-day ID of the
+    registry thread's first post (the bot's); callers that have no key may leave it out."""
     forum.ensure_boards(
         session,
-        [(g.kind, g.title_ja, f"{g.title_ja}（{g.title_en}）の卓。", g.kind) for g in all_games()],
+        [
+            *[
+                (g.kind, g.title_ja, f"{g.title_ja}（{g.title_en}）の卓。", g.kind)
+                for g in all_games()
+            ],
+            cards.REGISTRY_BOARD,
+        ],
     )
+    cards.ensure_registry(session, secret)
 
 
 def game_impl(kind: str) -> GameImpl:
@@ -68,10 +78,16 @@ def create_game(
     low, high = pipeline.DEADLINE_HOURS
     if hours is not None and (not isinstance(hours, int) or not low <= hours <= high):
         raise Invalid(f"deadline_hours は{low}〜{high}の整数です。", field="options")
+    if impl.uses_card_registry:
+        # The registry's pool as it stands now, whatever the creator sent: the game plays
+        # with these versions, and its record names them.
+        own["pool"] = cards.pool_options(session)
     try:
         checked = impl.Options.model_validate(own).model_dump(mode="json")
     except ValueError as exc:
         raise Invalid(f"オプションが正しくありません: {exc}", field="options") from exc
+    if impl.uses_card_registry and "pool" not in checked:
+        checked["pool"] = own["pool"]
     board = forum.get_board(session, impl.kind)
     body = (
         f"{impl.title_ja}「{title}」の参加者を募集します（{impl.min_players}〜"
@@ -162,9 +178,11 @@ def submit_post(
     now: datetime | None = None,
     *,
     preview: bool = False,
+    name: str | None = None,
 ) -> tuple[Post, list[Post]]:
     """Store the post; if its thread hosts a game and it has command lines, answer as the GM.
-    ``preview``: see ``preview`` (the caller rolls back).
+    ``preview``: see ``preview`` (the caller rolls back). ``name`` is the 名前欄: it changes
+    only the name the post shows (``forum.shown_author``); commands act for ``user``'s seat.
 
     Locks in the order every writer of a game uses (sealed commands, the deadline bot): the
     game row first, then the thread's numbers.
@@ -172,6 +190,7 @@ def submit_post(
     now = now or utcnow()
     if not 0 < thread_id < 2**31:
         raise NotFound(f"スレッド {thread_id} はありません。")
+    shown = forum.shown_author(session, user, name)
     game = pipeline.lock_game(session, thread_id=thread_id)
     impl = find_game(game.kind) if game is not None else None
     lines: list[tuple[int, str]] = []
@@ -179,19 +198,28 @@ def submit_post(
         lines = pipeline.command_lines(impl, forum.clean_body(body))
         if game.mute_spectators and game.status == "active" and not _is_participant(game, user):
             raise Forbidden("このゲームの進行中、観戦者はスレッドに書き込めません（GM の設定）。")
+    elif game is None:
+        # The card registry's thread is answered like a game's (app/cards.py).
+        lines = cards.registry_lines(session, thread_id, body)
     # A post with commands is always answered: its number and the reply's are taken together.
     first = forum.reserve_numbers(session, thread_id, 2 if lines else 1, now)
     post = forum.add_post(
         session,
         thread_id,
         author=user,
-        author_name=user.name,
+        author_name=shown,
         body=body,
         kind="command" if lines else "talk",
         secret=secret,
         now=now,
         number=first,
     )
+    if game is None and lines:
+        reply = cards.handle_registry_post(
+            session, thread_id, post, user, lines, secret, now, number=first + 1
+        )
+        session.flush()
+        return post, [reply]
     if game is None or impl is None or not lines:
         return post, []
     sub = Submission(game, impl, Submitter(user, user.name), lines, now, anchor=f">>{post.number}")
@@ -268,7 +296,7 @@ def submit_sealed(
 
 
 def preview(
-    session: Session, thread_id: int, user: User, body: str, secret: str
+    session: Session, thread_id: int, user: User, body: str, secret: str, name: str | None = None
 ) -> tuple[Post, list[Post]]:
     """The bot's answer to this body as far as it can be told before it is posted; the caller
     rolls the transaction back. The whole pipeline runs: a refused post gets the same error it
@@ -277,7 +305,7 @@ def preview(
     what the poster may not see (the next card of a closed deck, the secret rule's judgment of
     a card, the seed posted at the end), and a preview can be asked again and again for free.
     """
-    return submit_post(session, thread_id, user, body, secret, preview=True)
+    return submit_post(session, thread_id, user, body, secret, preview=True, name=name)
 
 
 def preview_text(lines: list[tuple[int, str]]) -> str:

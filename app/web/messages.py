@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from app.games import GAMES, Game
+from app.gm.results import BREAKDOWN_LABELS
 from app.i18n import DEFAULT_LANGUAGE, N_, current_language, gettext
 from app.models import Board
 
@@ -60,6 +63,19 @@ SERVICE_MESSAGES: tuple[str, ...] = (
     N_("はじめての方へ、募集、お知らせ。"),
     N_("雑談"),
     N_("ゲームの話も、そうでない話も。"),
+    # app/forum/names.py and forum.shown_author: the 名前欄
+    N_("名前欄に制御文字は使えません。"),
+    N_("名前欄の名前は%(max)s文字以内にしてください。"),
+    N_("トリップキーは%(max)s文字以内にしてください。"),
+    N_("トリップキーに制御文字は使えません。"),
+    N_("「%(name)s」は予約された名前です。名前欄には使えません。"),
+    N_("「%(name)s」は別のアカウントの名前です。名前欄には使えません。"),
+    # app/cards.py (and the registry's board)
+    N_("カード登録"),
+    N_("掲示板進行カードゲームのカードを提案し、公式（サイトの管理者）が承認する板。"),
+    N_("カード「%(name)s」はありません。"),
+    N_("kind は %(choices)s のどれかです。"),
+    N_("コストは 0 以上の整数で書いてください（「%(text)s」は読めません）。"),  # app/web/card_pages
     # app/gm/service.py
     N_("ゲームの種類「%(kind)s」はありません。"),
     N_("mute_spectators は true か false です。"),
@@ -91,6 +107,15 @@ SERVICE_MESSAGES: tuple[str, ...] = (
     # app/notify.py: notifications are stored in Japanese and shown on /notifications
     N_("「%(title)s」が終わりました。"),
     N_("「%(title)s」であなたの手番です（%(turn)s）。"),
+    N_("「%(title)s」であなたの手番です。"),
+    # ... whose %(turn)s is a game's Game.turn_label: every form the games write
+    N_("第%(n)s週"),
+    N_("第%(n)sラウンド"),
+    N_("アイドル指名"),
+    N_("最後の特訓"),
+    N_("デッキ封印"),
+    N_("魔法の宣言"),
+    N_("第%(n)s手番"),
     N_("「%(title)s」の手番の期限まであと6時間を切りました。"),
     # app/web/archive_pages.py: the 2ch-style files' addresses
     N_("スレッド %(id)s はこの板にありません。"),
@@ -251,6 +276,35 @@ def board_description(board: Board) -> str:
         described: str = gettext(N_("%(title)sの卓。")) % {"title": impl.title_en}
         return described
     return translate(board.description or "")
+
+
+_NUMBERED_KEY = re.compile(r"(\D*)(\d+)")
+NO_VALUE = "—"
+
+
+def breakdown_label(key: str, game: Game | str | None) -> str:
+    """A result's breakdown key in words: the game's label (Game.breakdown_labels) or the
+    app's (the GM's ADJUST line), in the reader's language; an unknown key as it is."""
+    impl = GAMES.get(game) if isinstance(game, str) else game
+    labels = {**BREAKDOWN_LABELS, **(impl.breakdown_labels if impl is not None else {})}
+    if key in labels:
+        return gettext(labels[key])
+    numbered = _NUMBERED_KEY.fullmatch(key)
+    if numbered is not None and (label := labels.get(numbered.group(1) + "{n}")) is not None:
+        said: str = gettext(label) % {"n": numbered.group(2)}
+        return said
+    return key
+
+
+def breakdown_lines(breakdown: Mapping[str, Any] | None, game: Game | str | None) -> list[Any]:
+    """(label, value) for each line of a result's breakdown, as the result table shows them:
+    a missing value (a 未完成 player's) as —, and nothing at all when no line has a value."""
+    items = list((breakdown or {}).items())
+    if all(value is None for _, value in items):
+        return []
+    return [
+        (breakdown_label(key, game), NO_VALUE if value is None else value) for key, value in items
+    ]
 
 
 def game_status(status: str) -> str:

@@ -13,7 +13,9 @@ from starlette.requests import Request
 
 from app import i18n
 from app.config import Settings
+from app.forum.names import split_shown
 from app.forum.service import BBS_TZ, format_bbs_time
+from app.games.cardbattle.cards import ability_text
 from app.i18n import N_
 from app.web import messages
 from app.web.common import safe_next
@@ -27,6 +29,7 @@ def make_templates(settings: Settings) -> Jinja2Templates:
     # included by the game page, the panel and the replay) rendered players' free text raw.
     env.autoescape = select_autoescape(["html", "htm", "xml", "html.j2"])
     env.filters["bbs_time"] = bbs_time
+    env.filters["name_and_trip"] = split_shown  # a post's name, and its trip styled apart
     env.trim_blocks = True
     env.lstrip_blocks = True
     env.add_extension("jinja2.ext.i18n")
@@ -44,6 +47,8 @@ def make_templates(settings: Settings) -> Jinja2Templates:
     env.filters["board_description"] = messages.board_description
     env.filters["game_status"] = messages.game_status
     env.filters["delivery_status"] = messages.delivery_status
+    env.filters["breakdown_lines"] = messages.breakdown_lines
+    env.filters["ability_text"] = ability_text  # a card's ability: a game term, as written
     return templates
 
 

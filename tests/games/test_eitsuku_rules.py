@@ -650,6 +650,47 @@ def test_week_12_complete_player_released_in_week_12() -> None:
     ]
 
 
+def test_unfinished_players_rank_below_every_finished_one() -> None:
+    """D (Scoring): released players by score, ties sharing a rank (1, 2, 2), then every
+    未完成 player below them all, sharing the next rank (4) with no score and no breakdown."""
+    state = start(5)
+    for _ in range(11):
+        state = end_week(state)
+    rig(state, 1, slots=full_slots())
+    rig(state, 3, slots=full_slots())
+    rig(state, 4, slots=full_slots("役者6", "脚本家6", "音楽家6", "演出家6"))
+    state = end_week(state)
+    result = game.result(state)
+    assert result is not None
+    assert [(e.name, e.rank, e.score) for e in result.ranking] == [
+        ("E", 1, 24 + 50),
+        ("B", 2, 10),
+        ("D", 2, 10),
+        ("A", 4, None),
+        ("C", 4, None),
+    ]
+    finished_ranks = [e.rank for e in result.ranking if e.score is not None]
+    for entry in result.ranking:
+        if entry.score is None:
+            assert entry.rank > max(finished_ranks)
+            assert set(entry.breakdown.values()) == {None}
+
+
+def test_when_nobody_releases_everyone_shares_rank_1_unscored() -> None:
+    """D (Scoring): nobody released, so nobody is above anyone: all share rank 1 with no
+    score (and the archive names no winner: it counts only a rank 1 with a score)."""
+    state = start(3)
+    while not game.is_over(state):
+        state = end_week(state)
+    result = game.result(state)
+    assert result is not None
+    assert [(e.name, e.rank, e.score) for e in result.ranking] == [
+        ("A", 1, None),
+        ("B", 1, None),
+        ("C", 1, None),
+    ]
+
+
 # --------------------------------------------------------------------------- scoring
 
 

@@ -8,10 +8,9 @@ the box office. Rules: docs/rules/eitsuku.md (from えいつくルールブッ�
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from app.games.base import Actor, Game, Result, Rng, State, Viewer
+from app.games.base import Actor, Game, Rng, State, Viewer
 from app.games.eitsuku import rules, scoring, svg
 from app.games.eitsuku.commands import GAME_COMMANDS
 from app.games.eitsuku.grammar import PARSER
@@ -31,6 +30,7 @@ class Eitsuku(Game):
     max_players = rules.MAX_PLAYERS
     parser = PARSER
     commands = GAME_COMMANDS
+    breakdown_labels = scoring.BREAKDOWN_LABELS
 
     def deal(self, players: list[str], options: Any, rng: Rng) -> State:
         state, _ = rules.setup(players, rng)
@@ -43,8 +43,7 @@ class Eitsuku(Game):
             "(R: ストック場のカードはすべて公開)"
         )
 
-    def copy_state(self, state: State) -> State:
-        return rules.copy_state(state)
+    copy_state = staticmethod(rules.copy_state)
 
     def execute(
         self, state: State, actor: Actor, command: Any, rng: Rng, sealed: bool
@@ -55,23 +54,17 @@ class Eitsuku(Game):
     def legal_commands(self, state: State, actor: Actor) -> list[Any]:
         return list(rules.legal_commands(state, actor))
 
-    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        return _view(state, viewer)
-
-    def board_svg(self, view: Mapping[str, Any], own: Mapping[str, Any] | None = None) -> str:
-        return svg.board_svg(view, own)
-
-    def result(self, state: State) -> Result | None:
-        return scoring.result(state)
-
-    def waiting_for(self, state: State) -> list[int]:
-        return rules.waiting_for(state)
-
-    def default_commands(self, state: State, seat: int) -> list[str]:
-        return rules.default_commands(state, seat)
+    view = staticmethod(_view)
+    board_svg = staticmethod(svg.board_svg)
+    result = staticmethod(scoring.result)
+    waiting_for = staticmethod(rules.waiting_for)
+    default_commands = staticmethod(rules.default_commands)
 
     def turn_key(self, state: State) -> str:
         return "over" if state["over"] else f"week{state['week']}"
+
+    def turn_label(self, state: State) -> str:
+        return "" if state["over"] else f"第{state['week']}週"
 
     def hidden(self, state: State, viewer: Viewer) -> list[Any]:
         # Nothing but the order of the closed decks, which no one ever sees (R 2−2).

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from app.games.base import RankEntry, Result, State, competition_ranks
+from app.games.base import N_, RankEntry, Result, State, competition_ranks
 from app.games.eitsuku.cards import RELEASE_PENALTY_PER_WEEK, SLOTS, role_number
 from app.games.eitsuku.events import (
     ACTOR_AWARD,
@@ -23,6 +23,14 @@ from app.games.eitsuku.events import (
 # R: 5つ / 4つ / 3つ / 2つ の役割の数字が同じ: +70 / +50 / +30 / +10. I: the largest group
 # of equal numbers decides (3+2 scores +30, 2+2 scores +10).
 SAME_NUMBER_BONUS: dict[int, int] = {5: 70, 4: 50, 3: 30, 2: 10}
+
+# What the result table calls each line of the breakdown (Game.breakdown_labels).
+BREAKDOWN_LABELS: dict[str, str] = {
+    "base": N_("基礎点数"),
+    "release": N_("公開週補正"),
+    "events": N_("イベント修正"),
+    "total": N_("合計"),
+}
 
 
 def base_score(slots: Mapping[str, str | None]) -> int:
@@ -82,8 +90,10 @@ def score_player(state: State, seat: int) -> dict[str, int] | None:
 
 
 def result(state: State) -> Result | None:
-    """Ranking once the game is over: scored players best first (ties share the rank), then
-    every 未完成 player, ranked last together with no score."""
+    """Ranking once the game is over: scored players best first (ties share the rank, 1, 1, 3),
+    then every 未完成 player, ranked together below them all (the rank after the last scored
+    player's place) with no score. When nobody released, all share rank 1 and nobody won:
+    the archive counts a win only with a score (app/archive/listing.py)."""
     if not state["over"]:
         return None
     scored: list[tuple[int, int, dict[str, int]]] = []

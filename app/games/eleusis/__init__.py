@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.games.base import Actor, Game, Result, Rng, State, Viewer
+from app.games.base import Actor, Game, Rng, State, Viewer
 from app.games.eleusis import rules, scoring, svg
 from app.games.eleusis.commands import GAME_COMMANDS, ChooseParent, EndRound, Play, SealRule
 from app.games.eleusis.grammar import PARSER
@@ -44,6 +44,7 @@ class Eleusis(Game):
     parser = PARSER
     commands = GAME_COMMANDS
     gm_commands = (EndRound, ChooseParent)
+    breakdown_labels = scoring.BREAKDOWN_LABELS
 
     def parse(self, line: str) -> Any:
         # A broken rule expression is explained by the rule grammar (grammar.parse).
@@ -52,8 +53,7 @@ class Eleusis(Game):
     def deal(self, players: list[str], options: Any, rng: Rng) -> State:
         return rules.setup(players, options, rng)
 
-    def needs_seal(self, state: State, command: Any) -> bool | None:
-        return rules.needs_seal(state, command)
+    needs_seal = staticmethod(rules.needs_seal)
 
     def gm_command_note(self, command: Any) -> str:
         return rules.GM_COMMAND_NOTE
@@ -61,8 +61,7 @@ class Eleusis(Game):
     def must_be_sealed_message(self, state: State, command: Any) -> str:
         return rules.MUST_BE_SEALED["rule" if isinstance(command, SealRule) else "judge"]
 
-    def copy_state(self, state: State) -> State:
-        return rules.copy_state(state)
+    copy_state = staticmethod(rules.copy_state)
 
     def execute(
         self, state: State, actor: Actor, command: Any, rng: Rng, sealed: bool
@@ -89,8 +88,7 @@ class Eleusis(Game):
             shown.append(("HINT 色が交互", False))
         return shown
 
-    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        return _view(state, viewer)
+    view = staticmethod(_view)
 
     def hidden(self, state: State, viewer: Viewer) -> list[Any]:
         """Every hand but the viewer's, the deck's order and the sealed rule, while hidden."""
@@ -110,20 +108,14 @@ class Eleusis(Game):
     def board_svg(self, view: Mapping[str, Any], own: Mapping[str, Any] | None = None) -> str:
         return svg.board_svg(view, own)
 
-    def epilogue(self, state: State) -> list[str]:
-        return _epilogue(state)
+    epilogue = staticmethod(_epilogue)
+    result = staticmethod(scoring.result)
+    waiting_for = staticmethod(rules.waiting_for)
+    default_commands = staticmethod(rules.default_commands)
+    turn_key = staticmethod(rules.turn_key)
 
-    def result(self, state: State) -> Result | None:
-        return scoring.result(state)
-
-    def waiting_for(self, state: State) -> list[int]:
-        return rules.waiting_for(state)
-
-    def default_commands(self, state: State, seat: int) -> list[str]:
-        return rules.default_commands(state, seat)
-
-    def turn_key(self, state: State) -> str:
-        return rules.turn_key(state)
+    def turn_label(self, state: State) -> str:
+        return "" if state["over"] else f"第{state['round']}ラウンド"
 
 
 game = Eleusis()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.games.base import RankEntry, Result, State, competition_ranks
+from app.games.base import N_, RankEntry, Result, State, competition_ranks
 
 # R 子プレイヤー
 CARD_LEFT = -1  # 残った手札1枚につき−1vpt
@@ -37,6 +37,20 @@ PARENT_LINES: tuple[str, ...] = (
 )
 # The breakdown of a round and of the game: every line, the parent's subtotal, the total.
 LINES: tuple[str, ...] = (*CHILD_LINES, *PARENT_LINES, "parent", "total")
+# What the result table calls each line (Game.breakdown_labels); ``round_{n}``: each round's total.
+BREAKDOWN_LABELS: dict[str, str] = {
+    "cards_left": N_("残り手札"),
+    "emptied": N_("上がり"),
+    "prophet": N_("預言"),
+    "prophet_failure": N_("預言失敗"),
+    "caused_disqualification": N_("預言者を失格させた"),
+    "parent_emptied": N_("親: 子の上がり"),
+    "parent_prophet_failures": N_("親: 預言者の失格"),
+    "parent_all_disqualified": N_("親: 全員失格"),
+    "parent": N_("親"),
+    "total": N_("合計"),
+    "round_{n}": N_("第%(n)sラウンド"),
+}
 
 
 def _zero() -> dict[str, int]:

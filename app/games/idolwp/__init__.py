@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.games.base import Actor, Game, Result, Rng, State, Viewer
-from app.games.idolwp import rules, scoring, svg
+from app.games.base import Actor, Game, Rng, State, Viewer
+from app.games.idolwp import content, rules, scoring, svg
 from app.games.idolwp.commands import GAME_COMMANDS
 from app.games.idolwp.grammar import PARSER
 from app.games.idolwp.rules import IdolwpOptions
@@ -33,9 +33,12 @@ class Idolwp(Game):
     Options = IdolwpOptions
     parser = PARSER
     commands = GAME_COMMANDS
+    breakdown_labels = scoring.BREAKDOWN_LABELS
 
-    def deal(self, players: list[str], options: Any, rng: Rng) -> State:
-        return rules.setup(players, options, rng)
+    def check_content(self) -> None:
+        content.load()
+
+    deal = staticmethod(rules.setup)
 
     def must_be_public_message(self, state: State, command: Any) -> str:
         return (
@@ -43,8 +46,7 @@ class Idolwp(Game):
             "スレッドに書き込んでください。"
         )
 
-    def copy_state(self, state: State) -> State:
-        return rules.copy_state(state)
+    copy_state = staticmethod(rules.copy_state)
 
     def execute(
         self, state: State, actor: Actor, command: Any, rng: Rng, sealed: bool
@@ -61,8 +63,7 @@ class Idolwp(Game):
             line for line in self.legal(state, actor) if not line.startswith(("CARD ", "DISCARD "))
         ]
 
-    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        return _view(state, viewer)
+    view = staticmethod(_view)
 
     def hidden(self, state: State, viewer: Viewer) -> list[Any]:
         """Every hand but the viewer's, and the decks' order."""
@@ -90,17 +91,20 @@ class Idolwp(Game):
             lines.append(f"・{player['name']} の手札(伏せたカード): {held}")
         return lines
 
-    def result(self, state: State) -> Result | None:
-        return scoring.result(state)
+    result = staticmethod(scoring.result)
+    waiting_for = staticmethod(rules.waiting_for)
+    default_commands = staticmethod(rules.default_commands)
+    turn_key = staticmethod(rules.turn_key)
 
-    def waiting_for(self, state: State) -> list[int]:
-        return rules.waiting_for(state)
-
-    def default_commands(self, state: State, seat: int) -> list[str]:
-        return rules.default_commands(state, seat)
-
-    def turn_key(self, state: State) -> str:
-        return rules.turn_key(state)
+    def turn_label(self, state: State) -> str:
+        phase = state["phase"]
+        if state["over"] or phase == "over":
+            return ""
+        if phase == "draft":
+            return "アイドル指名"
+        if phase == "final":
+            return "最後の特訓"
+        return f"第{state['round']}ラウンド"
 
 
 game = Idolwp()

@@ -3,7 +3,13 @@ ability ranking; the highest total wins, ties share (competition ranks)."""
 
 from __future__ import annotations
 
-from app.games.base import RankEntry, Result, State, competition_ranks
+from app.games.base import N_, RankEntry, Result, State, competition_ranks
+
+# What the result table calls each line of the breakdown (Game.breakdown_labels).
+BREAKDOWN_LABELS: dict[str, str] = {
+    "events": N_("イベント"),
+    "abilities": N_("能力順位"),
+}
 
 
 def result(state: State) -> Result | None:

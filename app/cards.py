@@ -1,0 +1,668 @@
+"""The card registry of 掲示板進行カードゲーム (docs/cards.md): players propose cards by posting
+``CARD NEW …`` in the registry thread, site admins (the source's 公式) answer ``APPROVE`` or
+``REJECT``; a card used in a game may be promoted (``CARD PROMOTE …``, its next version, approved
+the same way). Every version is kept; the pool is each card's newest approved version, and a
+cardbattle game gets a copy of it in its options when it is made, so its record names the
+versions it was played with.
+
+The registry thread works like a game thread: the bot answers a post with command lines in the
+same transaction, all or nothing, with the line, column and reason of a refused line. The
+language is app/games/cardbattle/registry.py (pure); this module owns the rows. Like the other
+services it never commits.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.errors import Invalid, NotFound
+from app.forum import service as forum
+from app.games.base import CommandSyntaxError, normalise
+from app.games.cardbattle import registry
+from app.games.cardbattle.cards import MAX_ATTACK, MAX_COST, MAX_DURABILITY, CardSpec, card_line
+from app.games.cardbattle.content import starter_pool
+from app.games.cardbattle.registry import (
+    Approve,
+    NewCard,
+    PromoteCard,
+    RegistryCommand,
+    Reject,
+    name_key,
+)
+from app.gm.pipeline import BOT_NAME, MAX_COMMAND_LINES, LineError
+from app.models import Board, CardVersion, Game, Post, Thread, User, utcnow
+
+__all__ = [
+    "CARD_GAME_KIND",
+    "KINDS",
+    "OFFICIAL",
+    "REGISTRY_BOARD",
+    "STATUSES",
+    "CardGame",
+    "card_spec",
+    "deck_cards",
+    "ensure_registry",
+    "handle_registry_post",
+    "history",
+    "played_in",
+    "pool",
+    "pool_options",
+    "registry_lines",
+    "registry_thread_id",
+    "used_in_games",
+]
+
+REGISTRY_SLUG = "cards"
+REGISTRY_BOARD: tuple[str, str, str, str | None] = (
+    REGISTRY_SLUG,
+    "カード登録",
+    "掲示板進行カードゲームのカードを提案し、公式（サイトの管理者）が承認する板。",
+    None,
+)
+REGISTRY_TITLE = "カード登録所"
+# The author of the starter cards, and who approved them: the house (R 公式).
+OFFICIAL = "公式"
+STATUSES = ("proposed", "approved", "rejected")
+KINDS = ("normal", "magic")
+CARD_GAME_KIND = "cardbattle"
+# A card counts as used by a game that has started: running or finished (not aborted).
+PLAYED = ("active", "finished")
+STATUS_JA = {"proposed": "承認待ち", "approved": "承認済み", "rejected": "却下"}
+
+
+# --- the registry thread -----------------------------------------------------------------------
+
+
+def welcome_text() -> str:
+    """The registry thread's first post: how to propose and judge cards."""
+    return "\n".join(
+        [
+            "【カード登録所】掲示板進行カードゲームのカードは、ここで提案して公式（サイトの管理者）が"
+            "承認します。承認されたカードはカードプール（/cards）に入り、それ以降に作られるゲームで"
+            "使えます。",
+            "",
+            "■ 通常カードの提案",
+            "CARD NEW 炎の剣 COST 300 ATK 200 DUR 300 ABILITY 登場時 ダメージ 100",
+            "（カード 新規 炎の剣 コスト 300 攻撃 200 耐久 300 能力 登場時 ダメージ 100）",
+            "■ 魔法カードの提案",
+            "CARD NEW 火球 MAGIC COST 200 ABILITY 全体ダメージ 100",
+            "■ 昇格（ゲームで使われたカードの能力値の書き換え。作者か管理者が申請）",
+            "CARD PROMOTE 炎の剣 COST 300 ATK 250 DUR 300 ABILITY 登場時 ダメージ 100",
+            "■ 公式の判定（サイトの管理者だけ）",
+            "APPROVE 炎の剣（承認 炎の剣） / REJECT 炎の剣 攻撃力が高すぎます（却下 …）",
+            "",
+            "能力は「タイミング 効果 量」で書き、複数は , で区切ります（4つまで。魔法カードは"
+            "タイミングなし）。",
+            "タイミング: 登場時・攻撃時・破壊時・手番開始時",
+            "効果: ダメージ・全体ダメージ・回復・防御・攻撃強化・除外（量なし）・復活・"
+            "コスト（±の量）",
+            f"コストは 0〜{MAX_COST}、攻撃力は 0〜{MAX_ATTACK}、耐久力は 1〜{MAX_DURABILITY}。"
+            "カードの説明は行の最後に TEXT … で書けます。",
+            "1つの書き込みの命令は、すべて受け付けられるか、どれも受け付けられないかのどちらかです。",
+        ]
+    )
+
+
+def registry_thread(session: Session) -> Thread | None:
+    """The registry thread: the first thread the bot opened on the registry board (people
+    may open threads of their own there to talk about cards; only this one takes commands)."""
+    return session.scalar(
+        select(Thread)
+        .join(Board, Board.id == Thread.board_id)
+        .where(Board.slug == REGISTRY_SLUG, Thread.author_id.is_(None))
+        .order_by(Thread.id)
+        .limit(1)
+    )
+
+
+def registry_thread_id(session: Session) -> int | None:
+    thread = registry_thread(session)
+    return thread.id if thread is not None else None
+
+
+def ensure_registry(session: Session, secret: str, now: datetime | None = None) -> Thread:
+    """The registry board's thread and the starter pool, whatever of them is missing
+    (idempotent; runs at start-up beside the seeded boards, after ``forum.ensure_boards``
+    made the board). A starter card whose name is already in the registry is left alone."""
+    now = now or utcnow()
+    thread = registry_thread(session)
+    if thread is None:
+        board = forum.get_board(session, REGISTRY_SLUG)
+        thread = Thread(
+            board_id=board.id,
+            title=REGISTRY_TITLE,
+            author_id=None,
+            created_at=now,
+            last_post_at=now,
+        )
+        session.add(thread)
+        board.thread_count += 1
+        session.flush()
+        forum.add_post(
+            session,
+            thread.id,
+            author=None,
+            author_name=BOT_NAME,
+            body=welcome_text(),
+            kind="gm",
+            secret=secret,
+            now=now,
+        )
+    known = set(session.scalars(select(CardVersion.name_key)))
+    for card in starter_pool():
+        if name_key(card.name) in known:
+            continue
+        session.add(
+            _row(
+                card.model_copy(update={"version": 1}),
+                status="approved",
+                author=None,
+                author_name=OFFICIAL,
+                decided_by=OFFICIAL,
+                now=now,
+            )
+        )
+        known.add(name_key(card.name))
+    session.flush()
+    return thread
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def card_spec(row: CardVersion) -> CardSpec:
+    """A stored version as the card model every part shares."""
+    return CardSpec.model_validate(
+        {
+            "name": row.name,
+            "kind": row.kind,
+            "cost": row.cost,
+            "attack": row.attack,
+            "durability": row.durability,
+            "abilities": row.abilities,
+            "version": row.version,
+            "text": row.text,
+        }
+    )
+
+
+def _pool_rows(session: Session) -> list[CardVersion]:
+    rows = session.scalars(
+        select(CardVersion)
+        .where(CardVersion.status == "approved")
+        .order_by(CardVersion.name_key, CardVersion.version)
+    )
+    newest: dict[str, CardVersion] = {}
+    for row in rows:
+        newest[row.name_key] = row  # ordered by version: the last one is the newest
+    return sorted(
+        newest.values(),
+        key=lambda r: (KINDS.index(r.kind) if r.kind in KINDS else 9, r.cost, r.name),
+    )
+
+
+def pool(session: Session) -> dict[str, CardSpec]:
+    """The pool: the newest approved version of each card (normal cards first, then magic,
+    each by cost and name)."""
+    return {row.name: card_spec(row) for row in _pool_rows(session)}
+
+
+def pool_options(session: Session) -> dict[str, dict[str, Any]]:
+    """The pool as a game's ``options["pool"]``: name -> the card as JSON, version included."""
+    return {name: spec.model_dump(mode="json") for name, spec in pool(session).items()}
+
+
+def pool_entries(
+    session: Session,
+    *,
+    kind: str | None = None,
+    min_cost: int | None = None,
+    max_cost: int | None = None,
+) -> list[CardVersion]:
+    """The pool's rows, filtered for the lists (kind: normal / magic; cost bounds inclusive)."""
+    if kind is not None and kind not in KINDS:
+        raise Invalid(f"kind は {', '.join(KINDS)} のどれかです。", field="kind")
+    return [
+        row
+        for row in _pool_rows(session)
+        if (kind is None or row.kind == kind)
+        and (min_cost is None or row.cost >= min_cost)
+        and (max_cost is None or row.cost <= max_cost)
+    ]
+
+
+def history(session: Session, name: str) -> list[CardVersion]:
+    """Every version of the card called ``name`` (any case or width), oldest first; raises
+    NotFound when the registry has none."""
+    if "\x00" in name:  # PostgreSQL takes no NUL in text; no card is named so
+        raise NotFound(f"カード「{name.replace(chr(0), '')}」はありません。")
+    rows = list(
+        session.scalars(
+            select(CardVersion)
+            .where(CardVersion.name_key == name_key(name))
+            .order_by(CardVersion.version)
+        )
+    )
+    if not rows:
+        raise NotFound(f"カード「{name}」はありません。")
+    return rows
+
+
+def _strings(value: Any) -> Iterable[str]:
+    """Every string in a piece of JSON — values only, never keys (a deck may be keyed by its
+    player's name)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def deck_cards(state: Any, *, finished: bool) -> set[str]:
+    """The names of the cards in the players' decks that the game has shown: the normal cards
+    on the field (public once the decks are revealed), the magic cards declared, and once the
+    game is over its undeclared magic too (the epilogue shows them). A sealed deck, and magic
+    not yet declared, stay secret: they do not make a game count as having used a card. A
+    state with ``decks`` (name lists, in any shape) counts those too."""
+    if not isinstance(state, dict):
+        return set()
+    names = set(_strings(state.get("decks")))
+    players = state.get("players")
+    for player in players if isinstance(players, list) else []:
+        if not isinstance(player, dict):
+            continue
+        field = player.get("field")
+        for card in field if isinstance(field, list) else []:
+            if isinstance(card, dict) and isinstance(card.get("name"), str):
+                names.add(card["name"])
+        names.update(_strings(player.get("magic_used")))
+        if finished:
+            names.update(_strings(player.get("magic")))
+    return names
+
+
+def used_in_games(session: Session, name: str) -> list[Game]:
+    """The cardbattle games, running or finished, that used the card: it is in one of their
+    players' decks (`deck_cards`). The one place that says what "used" means (R: a card used
+    at least once may be promoted)."""
+    key = name_key(name)
+    games = session.scalars(
+        select(Game).where(Game.kind == CARD_GAME_KIND, Game.status.in_(PLAYED)).order_by(Game.id)
+    )
+    return [
+        game
+        for game in games
+        if any(
+            name_key(named) == key
+            for named in deck_cards(game.state, finished=game.status == "finished")
+        )
+    ]
+
+
+@dataclass(frozen=True)
+class CardGame:
+    """A game a card was played in, and the card's version in that game's pool."""
+
+    game: Game
+    version: int | None
+
+
+def played_in(session: Session, name: str) -> list[CardGame]:
+    found = []
+    for game in used_in_games(session, name):
+        in_pool = (game.options or {}).get("pool")
+        version = None
+        if isinstance(in_pool, dict):
+            for pooled_name, card in in_pool.items():
+                if name_key(pooled_name) == name_key(name) and isinstance(card, dict):
+                    version = card.get("version") if isinstance(card.get("version"), int) else None
+        found.append(CardGame(game, version))
+    return found
+
+
+# --- the registry thread's posts ---------------------------------------------------------------
+
+
+def registry_lines(session: Session, thread_id: int, body: str) -> list[tuple[int, str]]:
+    """The lines of a post the registry answers: its command lines when the post goes to the
+    registry thread (the thread is looked up only for a post that has such lines)."""
+    lines = registry.command_lines(forum.clean_body(body))
+    if not lines or registry_thread_id(session) != thread_id:
+        return []
+    return lines
+
+
+class Refusal(Exception):
+    """A well-formed registry line that may not be given now (the name is taken, …)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass
+class _Version:
+    """A version as this post sees it; ``row`` is None for one the post proposes."""
+
+    name: str
+    version: int
+    status: str
+    kind: str
+    author_id: int | None
+    author_name: str
+    row: CardVersion | None = None
+    card: CardSpec | None = None
+    decided: bool = False  # approved or rejected by this post
+    decided_by: str | None = None
+    reason: str | None = None
+
+
+@dataclass
+class _Working:
+    """The registry as one post changes it; written only when every line went through."""
+
+    session: Session
+    cards: dict[str, list[_Version]] = field(default_factory=dict)
+
+    def versions(self, name: str) -> list[_Version]:
+        key = name_key(name)
+        if key not in self.cards:
+            rows = self.session.scalars(
+                select(CardVersion).where(CardVersion.name_key == key).order_by(CardVersion.version)
+            )
+            self.cards[key] = [
+                _Version(
+                    row.name, row.version, row.status, row.kind, row.author_id, row.author_name, row
+                )
+                for row in rows
+            ]
+        return self.cards[key]
+
+
+def _pending(versions: list[_Version]) -> _Version | None:
+    return next((v for v in versions if v.status == "proposed"), None)
+
+
+def _newest_approved(versions: list[_Version]) -> _Version | None:
+    approved = [v for v in versions if v.status == "approved"]
+    return approved[-1] if approved else None
+
+
+def _where(version: _Version) -> str:
+    return f"版{version.version}・{STATUS_JA[version.status]}"
+
+
+def _next_version(versions: list[_Version]) -> int:
+    return max((v.version for v in versions), default=0) + 1
+
+
+def _is_official(user: User) -> bool:
+    return bool(user.is_admin)
+
+
+def _apply(work: _Working, command: RegistryCommand, user: User) -> str:
+    """Check one command against the registry as this post left it, change the working copy,
+    and say what happened (raises Refusal)."""
+    if isinstance(command, NewCard):
+        card = command.card
+        versions = work.versions(card.name)
+        taken = _pending(versions) or _newest_approved(versions)
+        if taken is not None:
+            raise Refusal(
+                f"「{taken.name}」という名前のカードはもうあります（{_where(taken)}）。"
+                "別の名前にしてください"
+                "（ゲームで使われたカードの能力値を変えるなら CARD PROMOTE）。"
+            )
+        number = _next_version(versions)
+        versions.append(
+            _Version(
+                card.name,
+                number,
+                "proposed",
+                card.kind,
+                user.id,
+                user.name,
+                card=card.model_copy(update={"version": number}),
+            )
+        )
+        return f"新しいカード「{card.name}」を受け付けました（版{number}・承認待ち）: " + card_line(
+            card
+        )
+    if isinstance(command, PromoteCard):
+        return _promote(work, command, user)
+    if isinstance(command, Approve | Reject):
+        verb = "APPROVE" if isinstance(command, Approve) else "REJECT"
+        if not _is_official(user):
+            raise Refusal(
+                f"{verb} できるのは公式（サイトの管理者）だけです。"
+                "提案されたカードは管理者の判定を待ってください。"
+            )
+        versions = work.versions(command.name)
+        if not versions:
+            raise Refusal(f"「{command.name}」というカードはありません。")
+        pending = _pending(versions)
+        if pending is None:
+            raise Refusal(f"「{versions[-1].name}」に承認待ちの版はありません。")
+        pending.decided, pending.decided_by = True, user.name
+        if isinstance(command, Reject):
+            pending.status, pending.reason = "rejected", command.reason
+            return f"「{pending.name}」版{pending.version}を却下しました。理由: {command.reason}"
+        pending.status = "approved"
+        before = [v for v in versions if v.status == "approved" and v is not pending]
+        if before:
+            return (
+                f"「{pending.name}」版{pending.version}を承認しました。カードプールの"
+                f"「{pending.name}」は版{before[-1].version}から版{pending.version}になりました。"
+            )
+        return f"「{pending.name}」版{pending.version}を承認しました。カードプールに入りました。"
+    raise AssertionError(f"not a registry command: {command!r}")
+
+
+def _promote(work: _Working, command: PromoteCard, user: User) -> str:
+    card = command.card
+    versions = work.versions(card.name)
+    current = _newest_approved(versions)
+    if current is None:
+        if not versions:
+            raise Refusal(f"「{card.name}」というカードはありません（新しいカードは CARD NEW）。")
+        raise Refusal(
+            f"「{versions[-1].name}」はまだ承認されていません。昇格できるのは承認済みのカードです。"
+        )
+    pending = _pending(versions)
+    if pending is not None:
+        raise Refusal(
+            f"「{pending.name}」には承認待ちの版{pending.version}があります。"
+            "それが承認か却下されるまで、次の昇格は申請できません。"
+        )
+    author = versions[0]
+    if not (_is_official(user) or (author.author_id is not None and author.author_id == user.id)):
+        raise Refusal(
+            f"「{current.name}」の昇格を申請できるのは、カードの作者（{author.author_name}）と"
+            "公式（サイトの管理者）だけです。"
+        )
+    if card.kind != current.kind:
+        kinds = {"normal": "通常カード", "magic": "魔法カード"}
+        raise Refusal(
+            f"「{current.name}」は{kinds[current.kind]}です。昇格でカードの種類は変えられません。"
+        )
+    if not used_in_games(work.session, current.name):
+        raise Refusal(
+            f"「{current.name}」はまだどのゲームでも使われていません。昇格できるのは、"
+            "進行中か終了したゲームで使われたカードだけです。"
+        )
+    number = _next_version(versions)
+    promoted = card.model_copy(update={"name": current.name, "version": number})
+    versions.append(
+        _Version(current.name, number, "proposed", card.kind, user.id, user.name, card=promoted)
+    )
+    return (
+        f"「{current.name}」の昇格を受け付けました（版{number}・承認待ち。いまは版"
+        f"{current.version}）: {card_line(promoted)}"
+    )
+
+
+def _row(
+    card: CardSpec,
+    *,
+    status: str,
+    author: User | None,
+    author_name: str,
+    now: datetime,
+    post: Post | None = None,
+    decided_by: str | None = None,
+) -> CardVersion:
+    return CardVersion(
+        name=card.name,
+        name_key=name_key(card.name),
+        kind=card.kind,
+        version=card.version,
+        cost=card.cost,
+        attack=card.attack,
+        durability=card.durability,
+        abilities=[ability.model_dump(mode="json") for ability in card.abilities],
+        text=card.text,
+        status=status,
+        author_id=author.id if author is not None else None,
+        author_name=author_name,
+        post_id=post.id if post is not None else None,
+        post_number=post.number if post is not None else None,
+        decided_by=decided_by,
+        reason=None,
+        created_at=now,
+        decided_at=now if decided_by is not None else None,
+    )
+
+
+def _save(work: _Working, post: Post, user: User, now: datetime) -> None:
+    for versions in work.cards.values():
+        for version in versions:
+            if version.row is None:
+                assert version.card is not None
+                row = _row(
+                    version.card,
+                    status="proposed",
+                    author=user,
+                    author_name=user.name,
+                    now=now,
+                    post=post,
+                )
+                if version.decided:  # proposed and judged in one post (by an admin)
+                    row.status, row.decided_by = version.status, version.decided_by
+                    row.decided_at, row.decided_post_number = now, post.number
+                    row.reason = version.reason
+                work.session.add(row)
+            elif version.decided:
+                version.row.status = version.status
+                version.row.decided_by = version.decided_by
+                version.row.decided_at = now
+                version.row.decided_post_number = post.number
+                version.row.reason = version.reason
+    work.session.flush()
+
+
+def _display_width(text: str) -> str:
+    """Spaces as wide as ``text``: ideographic spaces under wide characters."""
+    return "".join("　" if unicodedata.east_asian_width(ch) in "WF" else " " for ch in text)
+
+
+def _failure_text(anchor: str, error: LineError) -> str:
+    lines = [
+        anchor,
+        f"{error.line}行目の命令は受け付けられませんでした（カード登録所は変わっていません）。",
+        f"　{error.source}",
+    ]
+    if error.column is not None:
+        lines.append("　" + _display_width(error.source[: error.column - 1]) + "^")
+    lines.append(error.message)
+    return "\n".join(lines)
+
+
+def _run(
+    session: Session, post: Post, user: User, lines: list[tuple[int, str]], now: datetime
+) -> tuple[str, LineError | None]:
+    """The bot's answer to a registry post and, when every line went through, its changes."""
+    anchor = f">>{post.number}"
+    if len(lines) > MAX_COMMAND_LINES:
+        number, line = lines[MAX_COMMAND_LINES]
+        message = f"1つの書き込みの命令は{MAX_COMMAND_LINES}行までです。"
+        error = LineError(number, None, message, normalise(line))
+        return _failure_text(anchor, error), error
+    parsed: list[tuple[int, str, RegistryCommand]] = []
+    for number, line in lines:
+        guess = registry.misspelt_verb(line)
+        if guess is not None:
+            word = normalise(line).split(" ", 1)[0]
+            message = f"「{word}」という命令はありません。もしかして {guess} ですか？"
+            error = LineError(number, 1, message, normalise(line))
+            return _failure_text(anchor, error), error
+        try:
+            parsed.append((number, line, registry.parse(line)))
+        except CommandSyntaxError as exc:
+            error = LineError(number, exc.column, exc.message, exc.line)
+            return _failure_text(anchor, error), error
+    work = _Working(session)
+    said: list[str] = []
+    for number, line, command in parsed:
+        try:
+            said.append(_apply(work, command, user))
+        except Refusal as exc:
+            error = LineError(number, None, exc.message, normalise(line))
+            return _failure_text(anchor, error), error
+    _save(work, post, user, now)
+    if any(isinstance(command, NewCard | PromoteCard) for _, _, command in parsed):
+        pending = [
+            v.name
+            for versions in work.cards.values()
+            for v in versions
+            if v.row is None and v.status == "proposed"
+        ]
+        if pending:
+            said.append(
+                f"公式（サイトの管理者）が APPROVE {pending[0]} で承認すると、"
+                "カードプールに入ります。"
+            )
+    return "\n".join([anchor, *said]), None
+
+
+def handle_registry_post(
+    session: Session,
+    thread_id: int,
+    post: Post,
+    user: User,
+    lines: list[tuple[int, str]],
+    secret: str,
+    now: datetime,
+    number: int,
+) -> Post:
+    """The bot's reply to a post in the registry thread (``post``, already stored), written as
+    post ``number``, which the caller took together with the post's own: the registry changed
+    by every command line of the post, or by none of them and the reply says which line
+    could not be taken, where and why (app/gm/service.py: submit_post)."""
+    text, error = _run(session, post, user, lines, now)
+    if len(text) > forum.MAX_BODY_CHARS:
+        note = "\n…（長すぎるためここまでにします。続きはカード一覧 /cards に）"
+        text = text[: forum.MAX_BODY_CHARS - len(note)] + note
+    return forum.add_post(
+        session,
+        thread_id,
+        author=None,
+        author_name=BOT_NAME,
+        body=text,
+        kind="gm",
+        secret=secret,
+        now=now,
+        number=number,
+        reply_to=post.number,
+        reply_ok=error is None,
+        reply_error=error.to_json() if error is not None else None,
+    )

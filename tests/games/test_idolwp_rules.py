@@ -629,3 +629,14 @@ def test_default_moves_finish_a_missing_players_turn() -> None:
                 break
             state, _ = play(state, seat, line, seq)
     assert game.is_over(state)
+
+
+def test_a_refused_card_line_never_lists_the_face_down_hand() -> None:
+    """A refusal is posted in the thread: CARD or DISCARD of a card not held names no card of
+    the hand (the owner sees it on the game page)."""
+    state = dealt()
+    seat = state["turn"]
+    state["players"][seat]["hand"] = ["マイク", "自由行動"]
+    for line in ("CARD 臨時収入", "DISCARD 臨時収入"):
+        message = refused(state, seat, line).message
+        assert "マイク" not in message and "自由行動" not in message, message

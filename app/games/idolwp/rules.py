@@ -626,8 +626,11 @@ def _play_card(state: State, seat: int, command: CardPlay, rng: Rng, events: Eve
     player = state["players"][seat]
     card: Card | None = content().cards.get(command.name)
     if card is None or command.name not in player["hand"]:
-        held = "、".join(player["hand"]) or "なし"
-        raise RuleError(f"{command.name} は手札にありません(手札: {held})。")
+        # The refusal is posted in the thread: it never lists the face-down hand (the owner
+        # sees it on the game page).
+        raise RuleError(
+            f"{command.name} は手札にありません(手札はゲームのページの「あなたの手元」にあります)。"
+        )
     pending = state["pending"]
     if card.timing == "event":
         if pending is None or pending["kind"] != "event":
@@ -700,8 +703,11 @@ def _discard(state: State, seat: int, command: Discard, events: Events) -> None:
     elif command.name in player["kept"]:
         player["kept"].remove(command.name)
     else:
-        held = "、".join([*player["hand"], *player["kept"]]) or "なし"
-        raise RuleError(f"{command.name} は持っていません(持っているカード: {held})。")
+        face_up = "、".join(player["kept"]) or "なし"
+        raise RuleError(
+            f"{command.name} は持っていません(表向きのカード: {face_up}。"
+            "伏せたカードはゲームのページの「あなたの手元」にあります)。"
+        )
     state["card_discard"].append(command.name)
     events.append(
         event("discarded", f"{player['name']}: カード「{command.name}」を捨てました。", seat=seat)

@@ -10,7 +10,6 @@ magic cards under a 1,000 cost limit, with cards the players design and register
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from app.games.base import Actor, Game, Rng, State, Viewer
@@ -86,8 +85,7 @@ class Cardbattle(Game):
                 secrets.append(list(player["magic"]))
         return secrets
 
-    def board_svg(self, view: Mapping[str, Any], own: Mapping[str, Any] | None = None) -> str:
-        return svg.board_svg(view, own)
+    board_svg = staticmethod(svg.board_svg)
 
     def epilogue(self, state: State) -> list[str]:
         if not state["over"]:

@@ -10,7 +10,6 @@ docs/rules/eleusis.md (from くぼたやブログ「新新エリューシス(エ
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from app.games.base import Actor, Game, Rng, State, Viewer
@@ -105,8 +104,7 @@ class Eleusis(Game):
             secrets += [state["rule"], state["salt"]]
         return secrets
 
-    def board_svg(self, view: Mapping[str, Any], own: Mapping[str, Any] | None = None) -> str:
-        return svg.board_svg(view, own)
+    board_svg = staticmethod(svg.board_svg)
 
     epilogue = staticmethod(_epilogue)
     result = staticmethod(scoring.result)

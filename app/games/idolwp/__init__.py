@@ -9,7 +9,6 @@ final ranking of abilities. Rules: docs/rules/idolwp.md (from IM@S x Workerplace
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from app.games.base import Actor, Game, Rng, State, Viewer
@@ -79,8 +78,7 @@ class Idolwp(Game):
                 secrets.append(list(state[deck]))
         return secrets
 
-    def board_svg(self, view: Mapping[str, Any], own: Mapping[str, Any] | None = None) -> str:
-        return svg.board_svg(view, own)
+    board_svg = staticmethod(svg.board_svg)
 
     def epilogue(self, state: State) -> list[str]:
         if not state["over"]:

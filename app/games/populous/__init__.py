@@ -1,0 +1,131 @@
+"""ポピュラス 草案21 (populous): 3–5 gods build a world of hex tiles post by post — genesis
+areas chosen with markers, god's wrath and catastrophes, workers placed and moved, epic cards
+played in generations with inheritance, wars and mediation, settlements (決算) and a final
+scoring. Rules: docs/rules/populous.md (from ポピュラス 草案21).
+
+    from app.games.populous import game
+    state = game.setup(["A", "B", "C"], {}, Rng(seed, 0))
+    state, events = game.apply(state, state["turn"], game.parse("RACE ドワーフ"), Rng(seed, 1))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.games.base import Actor, Game, Rng, State, Viewer
+from app.games.populous import content, rules, scoring, svg
+from app.games.populous.commands import GAME_COMMANDS, Discard, Pick, Play
+from app.games.populous.grammar import PARSER
+from app.games.populous.rules import PopulousOptions
+from app.games.populous.view import view as _view
+
+__all__ = ["Populous", "PopulousOptions", "game"]
+
+
+class Populous(Game):
+    kind = "populous"
+    title_ja = "ポピュラス 草案21"
+    title_en = "Populous draft 21"
+    aliases = ("populous", "ポピュラス", "ポピュラス草案21", "草案21")
+    min_players = rules.MIN_PLAYERS
+    max_players = rules.MAX_PLAYERS
+    player_count_note = "。R 3〜5人用"
+    Options = PopulousOptions
+    parser = PARSER
+    commands = GAME_COMMANDS
+    breakdown_labels = scoring.BREAKDOWN_LABELS
+
+    def check_content(self) -> None:
+        content.load()
+
+    deal = staticmethod(rules.setup)
+    needs_seal = staticmethod(rules.needs_seal)
+
+    def must_be_sealed_message(self, state: State, command: Any) -> str:
+        if isinstance(command, Play):
+            return (
+                "伏せるカードを書いた FACEDOWN は封印して送ります(スレッドに書くと皆に見えます)。"
+                "スレッドでは CARD を書かずに FACEDOWN <アクション> と書けば、手札の一番新しい"
+                "カードを伏せます。"
+            )
+        if isinstance(command, Pick):
+            return "スキルのドラフトは秘密です。封印して PICK <スキル> を送ってください。"
+        return "リソースの配分は秘密です。封印して CUBES 情熱 a 食料 b 信仰 c を送ってください。"
+
+    copy_state = staticmethod(rules.copy_state)
+
+    def execute(
+        self, state: State, actor: Actor, command: Any, rng: Rng, sealed: bool
+    ) -> list[dict[str, Any]]:
+        assert isinstance(actor, int)  # the GM gives no game command (gm_commands is empty)
+        return rules.execute(state, actor, command, rng, sealed)
+
+    def legal_commands(self, state: State, actor: Actor) -> list[Any]:
+        return list(rules.legal_commands(state, actor))
+
+    def refusal_lines(self, state: State, actor: Actor) -> list[str]:
+        # Hand plays and discards name the cards of the hand; the refusal is posted publicly.
+        return [
+            command.canonical()
+            for command in rules.legal_commands(state, actor)
+            if not isinstance(command, Play | Discard)
+            and rules.needs_seal(state, command) is not True
+        ]
+
+    view = staticmethod(_view)
+
+    def hidden(self, state: State, viewer: Viewer) -> list[Any]:
+        """Every hand but the viewer's, the deck's order, others' face-down skills, the cards
+        under others' face-down cards, and the draft packs."""
+        if viewer == "gm":
+            return []
+        secrets: list[Any] = []
+        for seat, player in enumerate(state["players"]):
+            if seat == viewer:
+                continue
+            if len(player["hand"]) > 1:
+                secrets.append(sorted(player["hand"]))
+            face_down = [name for name in player["skills"] if name not in player["revealed"]]
+            secrets.extend(face_down)
+            if state["draft"] is not None:
+                secrets.extend(state["draft"]["packs"][seat])
+        if len(state["deck"]) > 1:
+            secrets.append(list(state["deck"]))
+        return secrets
+
+    board_svg = staticmethod(svg.board_svg)
+
+    def epilogue(self, state: State) -> list[str]:
+        if not state["over"]:
+            return []
+        lines = ["【ポピュラス 草案21 種明かし】"]
+        for player in state["players"]:
+            hand = "、".join(player["hand"]) or "なし"
+            hidden = [n for n in player["skills"] if n not in player["revealed"]]
+            down = [c["kind"] for gen in player["gens"] for c in gen if c["down"]]
+            lines.append(
+                f"・{player['name']}: 手札 {hand}"
+                f" / 伏せたままのスキル {'、'.join(hidden) or 'なし'}"
+                f" / 裏面配置のカード {'、'.join(down) or 'なし'}"
+            )
+        return lines
+
+    result = staticmethod(scoring.result)
+    waiting_for = staticmethod(rules.waiting_for)
+    default_commands = staticmethod(rules.default_commands)
+    turn_key = staticmethod(rules.turn_key)
+
+    def turn_label(self, state: State) -> str:
+        phase = state["phase"]
+        if state["over"] or phase == "over":
+            return ""
+        if phase == "race":
+            return "種族選択"
+        if phase == "draft":
+            return "スキルのドラフト"
+        if phase == "cubes":
+            return "リソースの配分"
+        return f"第{state['round']}ラウンド"
+
+
+game = Populous()

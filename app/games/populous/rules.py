@@ -1,0 +1,1629 @@
+"""ポピュラス 草案21 — the rules as the bot runs them (docs/rules/populous.md).
+
+The state is plain JSON. A game goes through four phases: ``race`` (each player picks a race,
+in reverse turn order), ``draft`` (five sealed PICKs, passing the packs left), ``cubes`` (the
+sealed split of 7 cubes) and ``play`` (12 rounds of turns), then ``over``.
+
+A turn is a chain of steps, kept in ``state["step"]``: ``area`` → ``wrath`` (optional) →
+``place`` → ``play`` → ``after`` (啓示 moves and discards, optional) → ``war`` (the choice
+between war and mediation) → ``town`` → ``reveal`` (the 決算's choices). A step that offers no
+choice runs by itself (`_advance`): a forced war, the refill, the settlement's counting. A
+command of a later step closes the optional steps before it, so ``PLACE`` skips the wrath and
+``WAR`` ends the moves. ``END`` finishes the turn, taking every remaining decision by the
+default rule (also what the bot plays for a late player).
+
+Each rule's source line and each decision (D) is in docs/rules/populous.md; the messages name
+the rule a command breaks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import combinations_with_replacement, pairwise
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from app.games.base import Actor, Rng, RuleError, State, copy_json, event, private_event
+from app.games.kit import decks, seats, secret
+from app.games.populous import board
+from app.games.populous.commands import (
+    Area,
+    Catastrophe,
+    Cubes,
+    Discard,
+    End,
+    GameCommand,
+    Mediate,
+    Move,
+    Pick,
+    Place,
+    Play,
+    Race,
+    Reveal,
+    Town,
+    War,
+    WrathBuy,
+    card_order,
+)
+from app.games.populous.content import KINDS, RESOURCES, TERRAINS, Content, Skill, load
+
+__all__ = [
+    "MAX_PLAYERS",
+    "MIN_PLAYERS",
+    "PopulousOptions",
+    "copy_state",
+    "default_commands",
+    "execute",
+    "legal_commands",
+    "needs_seal",
+    "setup",
+    "turn_key",
+    "waiting_for",
+]
+
+MIN_PLAYERS = 3
+MAX_PLAYERS = 5
+ROUNDS = 12
+RESOURCE_CAP = 6  # R: each resource slot holds at most 6 (神の怒り too)
+WRATH = "神の怒り"
+START_CUBES = 7
+WORKERS = 10
+TOWNS = 5
+DRAFT_HAND = 5
+# R: rings are a limited supply — blue (海) 8, every other colour 3.
+RING_SUPPLY = {"平地": 3, "山岳": 3, "砂漠": 3, "凍土": 3, "海": 8}
+# R: extra workers for 食料 and extra actions for 情熱: 1 → +1, 3 → +2, 6 → +3.
+EXTRA_COST = (0, 1, 3, 6)
+WRATH_BUY_COST = 3
+MEDIATE_COST = 3
+FREE_COST = (0, 1, 3)  # Free once: 1 信仰; both Free: 3
+# R: extra genesis: 4 players add 2 doubles, 5 add 4.
+EXTRA_DOUBLES = {3: 0, 4: 2, 5: 4}
+DEFAULT_CUBES = Cubes(2, 3, 2)  # D: the bot's split for a missing player
+
+STEPS = ("area", "wrath", "place", "play", "after", "war", "town", "reveal")
+STEP_JA = {
+    "area": "エリア選択",
+    "wrath": "神の怒り",
+    "place": "ワーカー配置",
+    "play": "手札配置",
+    "after": "アクションの続き(啓示の移動・捨て札)",
+    "war": "戦争/調停の選択",
+    "town": "決算のタウン建設",
+    "reveal": "決算のスキル公開",
+}
+OPTIONAL_STEPS = ("wrath", "after")
+
+Events = list[dict[str, Any]]
+
+
+class PopulousOptions(BaseModel):
+    """ポピュラス has no options yet: the map, seats and start player come from the seed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def content() -> Content:
+    return load()
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def _name(state: State, seat: int) -> str:
+    return str(state["players"][seat]["name"])
+
+
+def copy_state(state: State) -> State:
+    """A copy for `execute`: the map (never changed after setup) is shared, the rest copied."""
+    copied: State = {key: value for key, value in state.items() if key != "map"}
+    copied = copy_json(copied)
+    copied["map"] = state["map"]
+    return copied
+
+
+def _key(state: State) -> board.MapKey:
+    return board.map_key(state["map"])
+
+
+def _tile(state: State, tile_id: str) -> Mapping[str, Any] | None:
+    for tile in state["map"]:
+        if tile["id"] == tile_id:
+            return tile  # type: ignore[no-any-return]
+    return None
+
+
+def area_squares(area: str) -> list[str]:
+    prefix = area.replace("-", "")
+    return [prefix + letter for letter in ("a", "b", "c")]
+
+
+def all_squares(state: State) -> list[str]:
+    return [square for tile in state["map"] for square in area_squares(tile["id"])]
+
+
+def terrain(state: State, square: str) -> str:
+    """The square's terrain: the tile's newest ring, else the printed one."""
+    tile = _tile(state, board.tile_of(square))
+    assert tile is not None
+    if tile["ring"] is not None:
+        return str(tile["ring"])
+    return str(tile["squares"]["abc".index(square[-1])])
+
+
+def on_map(state: State, square: str) -> bool:
+    return _tile(state, board.tile_of(square)) is not None
+
+
+def _pieces(state: State, square: str) -> list[list[Any]]:
+    pieces: list[list[Any]] = state["pieces"].setdefault(square, [])
+    return pieces
+
+
+def live(piece: Sequence[Any]) -> bool:
+    """Workers and intact towns (a destroyed town neither contests a square nor fights)."""
+    return piece[1] in ("w", "t")
+
+
+def _owners(state: State, square: str) -> set[int]:
+    return {int(p[0]) for p in state["pieces"].get(square, ()) if live(p)}
+
+
+def _remove_worker(state: State, seat: int, square: str) -> None:
+    pieces = state["pieces"][square]
+    for index, piece in enumerate(pieces):
+        if piece[0] == seat and piece[1] == "w":
+            del pieces[index]
+            break
+    if not pieces:
+        del state["pieces"][square]
+
+
+def _send_home(state: State, square: str, seat_filter: set[int] | None, towns: bool) -> list[str]:
+    """Workers on `square` (of the seats in `seat_filter`, or all) go home; with `towns`, their
+    intact towns are destroyed. Returns what happened, for the event text."""
+    said: list[str] = []
+    kept: list[list[Any]] = []
+    for piece in state["pieces"].get(square, []):
+        seat = int(piece[0])
+        if seat_filter is not None and seat not in seat_filter:
+            kept.append(piece)
+        elif piece[1] == "w":
+            state["players"][seat]["workers"] += 1
+            said.append(f"{_name(state, seat)}のワーカーが手元へ")
+        elif piece[1] == "t" and towns:
+            kept.append([seat, "x"])
+            said.append(f"{_name(state, seat)}のタウンが破壊")
+        else:
+            kept.append(piece)
+    if kept:
+        state["pieces"][square] = kept
+    else:
+        state["pieces"].pop(square, None)
+    return said
+
+
+def _gain(player: dict[str, Any], resource: str, amount: int) -> int:
+    """Add up to the cap of 6; returns what was actually gained (the rest goes to the stock)."""
+    before = int(player["res"][resource])
+    player["res"][resource] = min(RESOURCE_CAP, before + amount)
+    return int(player["res"][resource]) - before
+
+
+# --------------------------------------------------------------------------- skills
+
+
+def active_skills(state: State, seat: int) -> list[Skill]:
+    """The seat's revealed skills that work now (a skill revealed this turn works from the end
+    of the turn: R 「この手番の終了後から」)."""
+    player = state["players"][seat]
+    skills = content().skills
+    return [skills[name] for name in player["revealed"] if name in skills]
+
+
+def _skill_total(state: State, seat: int, effect: str, **match: str) -> int:
+    total = 0
+    for skill in active_skills(state, seat):
+        if skill.effect != effect:
+            continue
+        if all(getattr(skill, key) == value for key, value in match.items()):
+            total += skill.amount
+    return total
+
+
+def aptitudes(state: State, seat: int) -> set[str]:
+    """The race's aptitude terrain (D: on the race board, always on) and aptitude skills."""
+    player = state["players"][seat]
+    found: set[str] = set()
+    if player["race"] is not None:
+        found.add(content().races[player["race"]].aptitude)
+    for skill in active_skills(state, seat):
+        if skill.effect == "aptitude" and skill.terrain is not None:
+            found.add(skill.terrain)
+    return found
+
+
+def hand_size(state: State, seat: int) -> int:
+    return content().epic.hand_size + _skill_total(state, seat, "hand_size")
+
+
+# --------------------------------------------------------------------------- setup
+
+
+def setup(players: list[str], options: PopulousOptions, rng: Rng) -> State:
+    data = content()
+    count = len(players)
+    start = seats.random_seat(rng, count)
+    state: State = {
+        "kind": "populous",
+        "over": False,
+        "phase": "race",
+        "round": 1,
+        "rounds": ROUNDS,
+        "start": start,
+        "turn": start,
+        "map": _deal_map(data, count, rng),
+        "pieces": {},
+        "rings": dict(RING_SUPPLY),
+        "markers": ["F", "F"],
+        "deck": decks.make_deck(decks.expand(dict(data.epic.counts)), rng),
+        "discard": [],
+        "players": [_new_player(name) for name in players],
+        # D: races are chosen openly in reverse turn order (the start player last).
+        "race_order": list(reversed(seats.round_order(start, count))),
+        "draft": None,
+        "secret": None,
+        "step": None,
+        "t": None,
+        "last_war": None,
+        "final": None,
+    }
+    # R: shuffle the skills (basic ones excluded) and deal 5 to each player.
+    pool = list(data.drafted)
+    rng.shuffle(pool)
+    state["draft"] = {
+        "packs": [pool[seat * DRAFT_HAND : (seat + 1) * DRAFT_HAND] for seat in range(count)],
+        "pick": 1,
+    }
+    # R: 4 epic cards each (the maximum hand size).
+    decks.deal(state["deck"], [p["hand"] for p in state["players"]], data.epic.hand_size)
+    state["turn"] = state["race_order"][0]
+    return state
+
+
+def _new_player(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "race": None,
+        "res": {"情熱": 0, "食料": 0, "信仰": 0, WRATH: 0},
+        "vp": 0,
+        "hand": [],
+        "gens": [],
+        "skills": [],
+        "revealed": [],
+        "workers": WORKERS,
+        "towns": TOWNS,
+    }
+
+
+def _deal_map(data: Content, count: int, rng: Rng) -> list[dict[str, Any]]:
+    """R: the ten non-doubles shuffled: one in the centre, six around it, three on the ring
+    around that base; 4 players add 2 random doubles, 5 players 4, also on that ring.
+    D: the outer positions and every tile's rotation come from the seed."""
+    singles = [tile for tile in data.tiles.values() if not tile.double]
+    doubles = [tile for tile in data.tiles.values() if tile.double]
+    rng.shuffle(singles)
+    rng.shuffle(doubles)
+    outer = board.ring(2)
+    rng.shuffle(outer)
+    positions = [(0, 0), *board.ring(1), *outer]
+    chosen = singles + doubles[: EXTRA_DOUBLES[count]]
+    tiles = []
+    for tile, (q, r) in zip(chosen, positions, strict=False):
+        tiles.append(
+            {
+                "id": tile.id,
+                "q": q,
+                "r": r,
+                "rot": rng.randint(0, 2),
+                "squares": list(tile.squares),
+                "ring": None,
+            }
+        )
+    return tiles
+
+
+# --------------------------------------------------------------------------- sealing
+
+
+def needs_seal(state: State, command: Any) -> bool | None:
+    """PICK and CUBES are simultaneous secrets; a face-down play naming its card is sealed
+    (the card would be seen); everything else is public."""
+    if isinstance(command, Pick | Cubes):
+        return True
+    return isinstance(command, Play) and command.card is not None
+
+
+# --------------------------------------------------------------------------- execute
+
+
+def execute(state: State, seat: int, command: GameCommand, rng: Rng, sealed: bool) -> Events:
+    events: Events = []
+    phase = state["phase"]
+    if isinstance(command, Race):
+        _race(state, seat, command, events)
+    elif isinstance(command, Pick):
+        _pick(state, seat, command, events)
+    elif isinstance(command, Cubes):
+        _cubes(state, seat, command, events)
+    else:
+        if phase != "play":
+            raise RuleError(_setup_message(state))
+        if seat != state["turn"]:
+            raise RuleError(
+                f"今は{_name(state, state['turn'])}の手番です(第{state['round']}ラウンド)。"
+            )
+        _turn_command(state, seat, command, rng, events)
+    return events
+
+
+def _setup_message(state: State) -> str:
+    phase = state["phase"]
+    if phase == "race":
+        return f"まだ準備中です: {_name(state, state['turn'])}が種族を選んでいます(RACE <種族>)。"
+    if phase == "draft":
+        return "まだ準備中です: スキルのドラフト中です(封印して PICK <スキル>)。"
+    return "まだ準備中です: リソースの配分中です(封印して CUBES 情熱 a 食料 b 信仰 c)。"
+
+
+# -- setup phases
+
+
+def _race(state: State, seat: int, command: Race, events: Events) -> None:
+    if state["phase"] != "race":
+        raise RuleError("種族はゲームの準備で選びます(もう選び終わっています)。")
+    if seat != state["turn"]:
+        raise RuleError(f"今は{_name(state, state['turn'])}が種族を選ぶ番です。")
+    races = content().races
+    if command.name not in races:
+        raise RuleError(f"種族「{command.name}」はありません(選べるのは {'、'.join(races)})。")
+    taken = {p["race"] for p in state["players"]}
+    if command.name in taken:
+        raise RuleError(f"{command.name}はもう選ばれています。")
+    race = races[command.name]
+    player = state["players"][seat]
+    player["race"] = race.name
+    player["skills"].extend(race.basic)
+    events.append(
+        event(
+            "race",
+            f"{player['name']}は{race.name}(適性: {race.aptitude})を選びました。"
+            "基本スキル2枚は伏せて置きます。",
+        )
+    )
+    order = state["race_order"]
+    index = order.index(seat)
+    if index + 1 < len(order):
+        state["turn"] = order[index + 1]
+        events.append(event("next", f"次は{_name(state, state['turn'])}が種族を選びます。"))
+        return
+    state["phase"] = "draft"
+    state["turn"] = state["start"]
+    state["secret"] = secret.open_step("draft", range(len(state["players"])))
+    events.append(
+        event(
+            "draft",
+            "スキルのドラフト(1/5): 配られた5枚から1枚を選び、封印して PICK <スキル> を"
+            "送ってください。残りは左隣へ渡ります。",
+        )
+    )
+
+
+def _pick(state: State, seat: int, command: Pick, events: Events) -> None:
+    if state["phase"] != "draft":
+        raise RuleError("スキルのドラフトは準備のときだけです。")
+    pack = state["draft"]["packs"][seat]
+    if command.skill not in pack:
+        raise RuleError(
+            f"{command.skill}は今の手札(ドラフト)にありません(選べるのは {'、'.join(pack)})。"
+        )
+    step = state["secret"]
+    secret.seal(step, seat, command.skill)
+    events.append(private_event("pick", f"{command.skill}を選びました(伏せて置きます)。", seat))
+    if secret.is_complete(step):
+        _finish_pick(state, events)
+    else:
+        waiting = "、".join(_name(state, s) for s in secret.missing(step))
+        events.append(
+            event("sealed", f"{_name(state, seat)}が選びました(待っている人: {waiting})。")
+        )
+
+
+def _finish_pick(state: State, events: Events) -> None:
+    picks = secret.reveal(state["secret"])
+    draft = state["draft"]
+    for seat, skill in picks.items():
+        draft["packs"][seat].remove(skill)
+        state["players"][seat]["skills"].append(skill)
+    seats.pass_hands(draft["packs"], "left")
+    done = draft["pick"]
+    if draft["packs"][0]:
+        draft["pick"] = done + 1
+        state["secret"] = secret.open_step("draft", range(len(state["players"])))
+        events.append(
+            event(
+                "draft",
+                f"全員が選びました。残りを左隣へ渡します。ドラフト({done + 1}/5): 封印して "
+                "PICK <スキル>。",
+            )
+        )
+        return
+    state["draft"] = None
+    state["phase"] = "cubes"
+    state["secret"] = secret.open_step("cubes", range(len(state["players"])))
+    events.append(
+        event(
+            "cubes",
+            "ドラフト終了: 各自スキル7枚(基本2枚と選んだ5枚)を伏せて持っています。"
+            "次はリソースの配分: 封印して CUBES 情熱 a 食料 b 信仰 c(合計7、各6まで)。",
+        )
+    )
+
+
+def _cubes(state: State, seat: int, command: Cubes, events: Events) -> None:
+    if state["phase"] != "cubes":
+        raise RuleError("リソースの配分はゲームの準備(ドラフトの後)で行います。")
+    values = (command.passion, command.food, command.faith)
+    if sum(values) != START_CUBES:
+        raise RuleError(f"キューブは合計{START_CUBES}個を配分します(今は{sum(values)}個)。")
+    if max(values) > RESOURCE_CAP:
+        raise RuleError(f"1つの置き場には{RESOURCE_CAP}個までしか置けません。")
+    step = state["secret"]
+    secret.seal(step, seat, list(values))
+    events.append(private_event("cubes", f"配分: {command.canonical()[6:]}", seat))
+    if not secret.is_complete(step):
+        waiting = "、".join(_name(state, s) for s in secret.missing(step))
+        events.append(
+            event("sealed", f"{_name(state, seat)}が配分しました(待っている人: {waiting})。")
+        )
+        return
+    for split_seat, split in secret.reveal(step).items():
+        player = state["players"][split_seat]
+        for resource, amount in zip(RESOURCES, split, strict=True):
+            player["res"][resource] = int(amount)
+        events.append(
+            event(
+                "cubes",
+                f"{player['name']}: 情熱{split[0]} 食料{split[1]} 信仰{split[2]}",
+            )
+        )
+    state["secret"] = None
+    state["phase"] = "play"
+    state["turn"] = state["start"]
+    events.append(
+        event("start", f"準備完了。スタートプレイヤーは{_name(state, state['start'])}です。")
+    )
+    _begin_turn(state, events)
+
+
+# -- the turn
+
+
+def _fresh_turn() -> dict[str, Any]:
+    return {
+        "area": None,
+        "wrath": False,
+        "moves": 0,
+        "movers": [],
+        "discards": 0,
+        "newgen": False,
+        "played": None,
+        "revealed": None,
+        "town": None,
+    }
+
+
+def _begin_turn(state: State, events: Events) -> None:
+    state["step"] = "area"
+    state["t"] = _fresh_turn()
+    events.append(
+        event(
+            "turn",
+            f"第{state['round']}ラウンド: {_name(state, state['turn'])}の手番です。"
+            f"{_prompt(state)}",
+        )
+    )
+
+
+def _turn_command(state: State, seat: int, command: GameCommand, rng: Rng, events: Events) -> None:
+    if isinstance(command, End):
+        _end_command(state, seat, rng, events)
+    else:
+        _run_step(state, seat, command, rng, events)
+    if state["phase"] == "play" and state["turn"] == seat and state["step"] != "area":
+        events.append(event("next", _prompt(state)))
+
+
+def _run_step(state: State, seat: int, command: GameCommand, rng: Rng, events: Events) -> None:
+    _reach(state, _step_of(command), rng, events)
+    if isinstance(command, Area):
+        _area(state, seat, command, events)
+    elif isinstance(command, WrathBuy):
+        _wrath_buy(state, seat, events)
+    elif isinstance(command, Catastrophe):
+        _catastrophe(state, seat, command, rng, events)
+    elif isinstance(command, Place):
+        _place(state, seat, command, events)
+    elif isinstance(command, Play):
+        _play(state, seat, command, events)
+    elif isinstance(command, Move):
+        _move(state, seat, command, events)
+    elif isinstance(command, Discard):
+        _discard(state, seat, command, events)
+    elif isinstance(command, War):
+        _war(state, rng, events)
+        _after_war(state, rng, events)
+    elif isinstance(command, Mediate):
+        _mediate(state, seat, events)
+        _after_war(state, rng, events)
+    elif isinstance(command, Town):
+        _town(state, seat, command.square, events)
+    elif isinstance(command, Reveal):
+        _reveal(state, seat, command.skill, events)
+    else:  # pragma: no cover - the setup commands were handled before
+        raise RuleError(f"{command.canonical()} は今は使えません。")
+    _advance(state, rng, events)
+
+
+def _step_of(command: GameCommand) -> str:
+    if isinstance(command, Area):
+        return "area"
+    if isinstance(command, WrathBuy | Catastrophe):
+        return "wrath"
+    if isinstance(command, Place):
+        return "place"
+    if isinstance(command, Play):
+        return "play"
+    if isinstance(command, Move | Discard):
+        return "after"
+    if isinstance(command, War | Mediate):
+        return "war"
+    if isinstance(command, Town):
+        return "town"
+    return "reveal"
+
+
+def _reach(state: State, target: str, rng: Rng, events: Events) -> None:
+    """Close the optional steps before `target`; refuse a command out of its step."""
+    for _ in range(len(STEPS) + 1):
+        step = state["step"]
+        if step == target:
+            return
+        if STEPS.index(step) > STEPS.index(target):
+            if target == "wrath":
+                raise RuleError(
+                    "神の怒りはワーカー配置の前に1手番1回だけです(もう配置したか、使いました)。"
+                )
+            raise RuleError(
+                f"{STEP_JA[target]}はもう終わっています。今は{STEP_JA[step]}です。{_prompt(state)}"
+            )
+        if step not in OPTIONAL_STEPS:
+            raise RuleError(f"まず{STEP_JA[step]}です。{_prompt(state)}")
+        _close(state, rng, events)
+        if state["step"] == "area":  # the turn ended while closing (a forced war, the end)
+            raise RuleError("この手番はもう終わりました。")
+    raise AssertionError("the step machine did not reach its target")  # pragma: no cover
+
+
+def _close(state: State, rng: Rng, events: Events) -> None:
+    """Leave an optional step without using it."""
+    step = state["step"]
+    if step == "wrath":
+        state["step"] = "place"
+    elif step == "after":
+        state["step"] = "war"
+    _advance(state, rng, events)
+
+
+def _advance(state: State, rng: Rng, events: Events) -> None:
+    """Run the steps that offer no choice until one does (or the turn ends)."""
+    for _ in range(64):
+        if state["phase"] != "play":
+            return
+        step = state["step"]
+        seat = state["turn"]
+        player = state["players"][seat]
+        t = state["t"]
+        if step == "wrath":
+            if _can_wrath(state, seat):
+                return
+            state["step"] = "place"
+        elif step == "place":
+            if _placements(state, seat, limit=1):
+                return
+            events.append(event("place", f"{player['name']}は配置できるワーカーがありません。"))
+            state["step"] = "play"
+        elif step == "play":
+            if player["hand"]:
+                return
+            events.append(event("play", f"{player['name']}は手札がないので手札配置はありません。"))
+            state["step"] = "after"
+        elif step == "after":
+            if (t["moves"] > 0 and t["movers"]) or (
+                player["hand"] and (t["discards"] is None or t["discards"] > 0)
+            ):
+                return
+            state["step"] = "war"
+        elif step == "war":
+            contested = _contested(state)
+            if contested and _war_choice_open(state, seat, contested):
+                return
+            if contested:
+                if seat not in _participants(state, contested):
+                    events.append(event("war", "係争マスに手番プレイヤーの駒がないので戦争です。"))
+                else:
+                    events.append(event("war", "調停の食料が足りないので戦争です。"))
+                _war(state, rng, events)
+            _end_phase(state, rng, events)
+            if t["newgen"]:
+                state["step"] = "town"
+            else:
+                _finish_turn(state, events)
+        elif step == "town":
+            options = town_options(state, seat)
+            if len(options) > 1:
+                return
+            if options:
+                _build_town(state, seat, options[0], events)
+            else:
+                events.append(event("town", "決算: タウンを建てられるマスがありません。"))
+            state["step"] = "reveal"
+        elif step == "reveal":
+            hidden = _face_down_skills(state, seat)
+            if len(hidden) > 1:
+                return
+            if hidden:
+                _reveal_skill(state, seat, hidden[0], events)
+            _settle(state, events)
+            _finish_turn(state, events)
+        else:  # "area": always a decision
+            return
+    raise AssertionError("the turn did not settle")  # pragma: no cover
+
+
+# -- area
+
+
+def _free_cost(count: int) -> int:
+    return FREE_COST[count]
+
+
+def _area(state: State, seat: int, command: Area, events: Events) -> None:
+    player = state["players"][seat]
+    markers = state["markers"]
+    numbered = [card for card in command.cards if not card.startswith("F")]
+    if len(numbered) == 2 and numbered[0] == numbered[1]:
+        raise RuleError(
+            f"【{numbered[0]}】は1枚しかありません。同じ数字を2つ使うには【フリー】を使います"
+            f"(例: AREA {numbered[0]} F{numbered[0]})。"
+        )
+    for card in numbered:
+        if card in markers:
+            raise RuleError(
+                f"【{card}】にはマーカーが乗っています(前の手番で選ばれたカードは選べません)。"
+            )
+    cost = _free_cost(command.free)
+    if player["res"]["信仰"] < cost:
+        raise RuleError(
+            f"【フリー】{'2枚' if command.free == 2 else ''}には信仰{cost}個が要ります"
+            f"(持っているのは{player['res']['信仰']}個)。支払えない【フリー】は選べません。"
+        )
+    low, high = command.numbers
+    area = f"{low}-{high}"
+    if _tile(state, area) is None:
+        raise RuleError(f"エリア {low}−{high} のタイルはこのマップにありません。")
+    player["res"]["信仰"] -= cost
+    state["markers"] = ["F" if card.startswith("F") else card for card in command.cards]
+    state["t"]["area"] = area
+    named = "と".join(
+        f"【フリー】({card[1:]})" if card.startswith("F") else f"【{card}】"
+        for card in command.cards
+    )
+    paid = f"(信仰{cost}を支払い)" if cost else ""
+    events.append(event("area", f"{named}{paid}: 創世エリアは {low}−{high} です。"))
+    state["step"] = "wrath"
+
+
+# -- wrath
+
+
+def _buy_cost(state: State, seat: int) -> int:
+    return max(1, WRATH_BUY_COST - _skill_total(state, seat, "wrath_discount"))
+
+
+def _can_wrath(state: State, seat: int) -> bool:
+    res = state["players"][seat]["res"]
+    buy = int(res["信仰"]) >= _buy_cost(state, seat) and int(res[WRATH]) < RESOURCE_CAP
+    return buy or int(res[WRATH]) >= 3
+
+
+def _wrath_buy(state: State, seat: int, events: Events) -> None:
+    res = state["players"][seat]["res"]
+    cost = _buy_cost(state, seat)
+    if res["信仰"] < cost:
+        raise RuleError(
+            f"神の怒りを得るには信仰{cost}個が要ります(持っているのは{res['信仰']}個)。"
+        )
+    if res[WRATH] >= RESOURCE_CAP:
+        raise RuleError("神の怒りはもう6個です(置き場は6個まで)。")
+    res["信仰"] -= cost
+    res[WRATH] += 1
+    events.append(
+        event("wrath", f"信仰{cost}を支払い、神の怒りを1個得ました(神の怒り{res[WRATH]})。")
+    )
+    state["t"]["wrath"] = True
+    state["step"] = "place"
+
+
+def rings_available(state: State) -> list[str]:
+    """Colours that can be put on the genesis area now (the ring already there comes back)."""
+    tile = _tile(state, state["t"]["area"])
+    assert tile is not None
+    return [colour for colour in TERRAINS if state["rings"][colour] > 0 or (tile["ring"] == colour)]
+
+
+def _catastrophe(state: State, seat: int, command: Catastrophe, rng: Rng, events: Events) -> None:
+    player = state["players"][seat]
+    res = player["res"]
+    paid = command.paid
+    if paid < 3:
+        raise RuleError("天変地異には神の怒りを3個以上支払います(2個以下は不可)。")
+    if res[WRATH] < paid:
+        raise RuleError(f"神の怒りが足りません(持っているのは{res[WRATH]}個)。")
+    area = state["t"]["area"]
+    squares = area_squares(area)
+    for square in command.squares:
+        if square not in squares:
+            raise RuleError(f"{square}は創世エリア {area} のマスではありません。")
+    if len(set(command.squares)) != len(command.squares):
+        raise RuleError("同じマスを2回選んでいます。")
+    if paid == 3 and command.squares:
+        raise RuleError("神の怒り3個ではマスを選べません(サイコロで決まります)。")
+    if paid == 4 and len(command.squares) != 1:
+        raise RuleError("神の怒り4個ではマスを1つ選びます(WRATH 4 SQUARE 24b RING …)。")
+    if paid >= 5 and not 1 <= len(command.squares) <= 2:
+        raise RuleError("神の怒り5個以上ではマスを1つか2つ選びます。")
+    if command.ring not in rings_available(state):
+        raise RuleError(f"{command.ring}の地形リングはもう残っていません。")
+    res[WRATH] -= paid
+    if paid == 3:
+        face = rng.randint(1, 6)
+        letter = content().letter_for(face)
+        hit = [area.replace("-", "") + letter]
+        how = f"サイコロ{face} → {hit[0]}"
+    else:
+        hit = list(command.squares)
+        how = "選んだマス " + "・".join(hit)
+    said: list[str] = []
+    for square in hit:
+        said.extend(_send_home(state, square, None, towns=True))
+    tile = next(t for t in state["map"] if t["id"] == area)
+    # The map list is shared between states (copy_state): replace the tile, do not edit it.
+    state["map"] = [{**t, "ring": command.ring} if t["id"] == area else t for t in state["map"]]
+    if tile["ring"] is not None:
+        state["rings"][tile["ring"]] += 1
+    state["rings"][command.ring] -= 1
+    effect = "、".join(said) if said else "駒はありませんでした"
+    events.append(
+        event(
+            "catastrophe",
+            f"天変地異(神の怒り{paid}): {how}: {effect}。{area} に{command.ring}の地形リング"
+            f"(全マスが{command.ring})。",
+        )
+    )
+    state["t"]["wrath"] = True
+    state["step"] = "place"
+
+
+# -- placement
+
+
+def _square_cost(state: State, seat: int, square: str) -> int:
+    """R: 1 食料 unless the square is 平地 or an aptitude terrain."""
+    here = terrain(state, square)
+    return 0 if here == "平地" or here in aptitudes(state, seat) else 1
+
+
+def placement_cost(state: State, seat: int, squares: Sequence[str]) -> int:
+    return EXTRA_COST[len(squares) - 1] + sum(_square_cost(state, seat, sq) for sq in squares)
+
+
+def _placements(state: State, seat: int, limit: int | None = None) -> list[Place]:
+    """The affordable placements on the genesis area (up to three extras), cheapest first."""
+    player = state["players"][seat]
+    squares = area_squares(state["t"]["area"])
+    found: list[tuple[int, Place]] = []
+    most = min(len(EXTRA_COST), player["workers"])
+    for size in range(1, most + 1):
+        for chosen in combinations_with_replacement(squares, size):
+            cost = placement_cost(state, seat, chosen)
+            if cost <= player["res"]["食料"]:
+                found.append((cost, Place(tuple(chosen))))
+                if limit is not None and len(found) >= limit:
+                    return [place for _, place in found]
+    return [place for _, place in found]
+
+
+def _place(state: State, seat: int, command: Place, events: Events) -> None:
+    player = state["players"][seat]
+    area = state["t"]["area"]
+    squares = area_squares(area)
+    for square in command.squares:
+        if square not in squares:
+            raise RuleError(
+                f"{square}は創世エリア {area} のマスではありません"
+                f"(置けるのは {'・'.join(squares)})。"
+            )
+    if len(command.squares) > len(EXTRA_COST):
+        raise RuleError("追加のワーカーは3個までです(1個目と合わせて4個まで)。")
+    if len(command.squares) > player["workers"]:
+        raise RuleError(f"手元のワーカーは{player['workers']}個です。")
+    cost = placement_cost(state, seat, command.squares)
+    if cost > player["res"]["食料"]:
+        raise RuleError(
+            f"この配置には食料{cost}個が要ります(追加{len(command.squares) - 1}個に"
+            f"{EXTRA_COST[len(command.squares) - 1]}、平地でも適性地形でもないマスに1個ずつ。"
+            f"持っているのは{player['res']['食料']}個)。"
+        )
+    player["res"]["食料"] -= cost
+    player["workers"] -= len(command.squares)
+    for square in command.squares:
+        _pieces(state, square).append([seat, "w"])
+    where = "・".join(f"{sq}({terrain(state, sq)})" for sq in command.squares)
+    paid = f"、食料{cost}を支払い" if cost else ""
+    events.append(event("place", f"ワーカー{len(command.squares)}個を {where} に配置{paid}。"))
+    state["step"] = "play"
+
+
+# -- hand play
+
+
+def _play_candidates(state: State, seat: int) -> Iterator[Play]:
+    player = state["players"][seat]
+    hand = player["hand"]
+    if not hand:
+        return
+    kinds = [kind for kind in KINDS if kind in hand]
+    extras = [n for n, cost in enumerate(EXTRA_COST) if cost <= player["res"]["情熱"]]
+    newgen_options = [False, True] if _newgen_allowed(state, seat) else [False]
+    for newgen in newgen_options:
+        for kind in kinds:
+            for extra in extras:
+                yield Play(kind, extra, newgen=newgen)
+        for action in KINDS:
+            for extra in extras:
+                yield Play(action, extra, newgen=newgen, down=True)
+                for card in kinds:
+                    yield Play(action, extra, newgen=newgen, down=True, card=card)
+
+
+def _newgen_allowed(state: State, seat: int) -> bool:
+    """R: from round 2; D: the present generation must hold a card to be left behind."""
+    return state["round"] >= 2 and bool(state["players"][seat]["gens"])
+
+
+def actions_for(state: State, seat: int, kind: str, down: bool, newgen: bool) -> tuple[int, int]:
+    """(actions before extras, the inheritance) for a card played now (before it is placed)."""
+    gens = state["players"][seat]["gens"]
+    if newgen or not gens:
+        present = 1
+        old = gens
+    else:
+        present = len(gens[-1]) + 1
+        old = gens[:-1]
+    inheritance = 0
+    if not down:
+        inheritance = max(
+            (len(g) for g in old if g and not g[-1]["down"] and g[-1]["kind"] == kind),
+            default=0,
+        )
+    return max(present, inheritance), inheritance
+
+
+def _play(state: State, seat: int, command: Play, events: Events) -> None:
+    player = state["players"][seat]
+    res = player["res"]
+    hand = player["hand"]
+    t = state["t"]
+    if command.newgen and not _newgen_allowed(state, seat):
+        if state["round"] < 2:
+            raise RuleError("世代交代は2ラウンド目からです。")
+        raise RuleError("世代交代するには今の【現代】にカードが必要です。")
+    if command.down:
+        card = command.card if command.card is not None else hand[-1]
+    else:
+        card = command.kind
+    if card not in hand:
+        raise RuleError(f"手札に{card}がありません。")
+    cost = EXTRA_COST[command.extra]
+    if res["情熱"] < cost:
+        raise RuleError(
+            f"アクション+{command.extra}には情熱{cost}個が要ります(持っているのは{res['情熱']}個)。"
+        )
+    base, inheritance = actions_for(state, seat, command.kind, command.down, command.newgen)
+    bonus = _skill_total(state, seat, "action_bonus", kind=command.kind)
+    actions = base + command.extra + bonus
+    res["情熱"] -= cost
+    hand.remove(card)
+    if command.newgen:
+        player["gens"].append([])
+        t["newgen"] = True
+    elif not player["gens"]:
+        player["gens"].append([])
+    player["gens"][-1].append({"kind": card, "down": command.down, "action": command.kind})
+    t["played"] = {"kind": command.kind, "down": command.down, "actions": actions}
+    parts = []
+    if command.newgen:
+        parts.append(f"世代交代: 第{len(player['gens'])}世代の【現代】を始めます")
+        gained = _newgen_resources(state, seat)
+        if gained:
+            parts.append(gained)
+    how = f"{command.kind}を裏面配置" if command.down else f"{command.kind}を通常配置"
+    count = f"【現代】{len(player['gens'][-1])}枚"
+    if inheritance > len(player["gens"][-1]) and not command.down:
+        count += f"、継承力{inheritance}"
+    if command.extra:
+        count += f"、情熱{cost}で+{command.extra}"
+    if bonus:
+        count += f"、スキルで+{bonus}"
+    parts.append(f"{how}({count}): アクション{actions}回")
+    parts.append(_action_effect(state, seat, command.kind, actions))
+    events.append(event("play", "。".join(p for p in parts if p) + "。"))
+    if command.down:
+        events.append(private_event("facedown", f"裏向きに置いたカード: {card}", seat))
+    if command.newgen:
+        t["discards"] = None
+    state["step"] = "after"
+
+
+def _newgen_resources(state: State, seat: int) -> str:
+    player = state["players"][seat]
+    said = []
+    for skill in active_skills(state, seat):
+        if skill.effect == "newgen_resource" and skill.resource is not None:
+            gained = _gain(player, skill.resource, skill.amount)
+            said.append(f"{skill.name}で{skill.resource}+{gained}")
+    return "、".join(said)
+
+
+def _action_effect(state: State, seat: int, kind: str, actions: int) -> str:
+    player = state["players"][seat]
+    res = player["res"]
+    t = state["t"]
+    if kind in ("祝福", "労働", "奇跡"):
+        resource = {"祝福": "情熱", "労働": "食料", "奇跡": "信仰"}[kind]
+        before = res[resource]
+        gained = _gain(player, resource, actions)
+        lost = actions - gained
+        extra = f"(6を超えた{lost}個はストックへ)" if lost else ""
+        return f"{resource} {before}→{res[resource]}{extra}"
+    if kind == "啓示":
+        movers = [
+            square
+            for square in area_squares(t["area"])
+            for piece in state["pieces"].get(square, [])
+            if piece[0] == seat and piece[1] == "w"
+        ]
+        t["moves"] = actions
+        t["movers"] = movers
+        if not movers:
+            t["moves"] = 0
+            return "創世エリアに自分のワーカーがいないので移動はありません"
+        return f"創世エリアのワーカーを合計{actions}マスまで移動できます(MOVE <元> <先>)"
+    # 繁栄
+    cap = res["信仰"] + _skill_total(state, seat, "prosperity_cap")
+    gained = min(actions, cap)
+    player["vp"] += gained
+    t["discards"] = actions
+    lost = 1 if res["信仰"] > 0 else 0
+    res["信仰"] -= lost
+    return (
+        f"{gained}VP(信仰{cap}まで)、その後 信仰-{lost}。手札を{actions}枚まで捨てられます"
+        "(DISCARD <種類>)"
+    )
+
+
+def _move(state: State, seat: int, command: Move, events: Events) -> None:
+    t = state["t"]
+    if t["played"] is None or t["played"]["kind"] != "啓示" or not t["movers"]:
+        raise RuleError(
+            "ワーカーの移動は、啓示のアクションで創世エリアのワーカーを動かすときだけです。"
+        )
+    path = command.path
+    if path[0] not in t["movers"]:
+        raise RuleError(
+            f"{path[0]}には動かせる自分のワーカーがいません(動かせるのは創世エリアにいた"
+            f"ワーカー: {'・'.join(sorted(set(t['movers'])))})。"
+        )
+    steps = len(path) - 1
+    if steps > t["moves"]:
+        raise RuleError(f"残りのアクションは{t['moves']}回です({steps}マス進もうとしています)。")
+    near = board.adjacency(_key(state))
+    for here, there in pairwise(path):
+        if not on_map(state, there):
+            raise RuleError(f"{there}はこのマップにありません。")
+        if there not in near.get(here, ()):
+            raise RuleError(f"{here}と{there}は隣接していません。")
+    _remove_worker(state, seat, path[0])
+    _pieces(state, path[-1]).append([seat, "w"])
+    t["movers"].remove(path[0])
+    t["movers"].append(path[-1])
+    t["moves"] -= steps
+    events.append(
+        event("move", f"啓示: ワーカーを {'→'.join(path)} へ(残りアクション{t['moves']})。")
+    )
+
+
+def _discard(state: State, seat: int, command: Discard, events: Events) -> None:
+    t = state["t"]
+    player = state["players"][seat]
+    allowed = t["discards"]
+    if allowed is not None and allowed <= 0:
+        raise RuleError(
+            "今は手札を捨てられません(繁栄のアクション1回につき1枚、世代交代の後は好きなだけ)。"
+        )
+    if allowed is not None and len(command.kinds) > allowed:
+        raise RuleError(f"捨てられるのはあと{allowed}枚です。")
+    decks.discard(player["hand"], state["discard"], command.kinds)
+    if allowed is not None:
+        t["discards"] = allowed - len(command.kinds)
+    events.append(event("discard", f"手札から {'・'.join(command.kinds)} を捨てました。"))
+
+
+# -- war and mediation
+
+
+def _contested(state: State) -> list[str]:
+    """R: squares of the genesis area with pieces of several players (destroyed towns aside)."""
+    area = state["t"]["area"]
+    return [square for square in area_squares(area) if len(_owners(state, square)) >= 2]
+
+
+def _participants(state: State, contested: Sequence[str]) -> list[int]:
+    found: set[int] = set()
+    for square in contested:
+        found |= _owners(state, square)
+    return sorted(found)
+
+
+def _mediate_cost(state: State, seat: int) -> int:
+    return max(0, MEDIATE_COST - _skill_total(state, seat, "mediate_discount"))
+
+
+def _can_mediate(state: State, seat: int, contested: Sequence[str]) -> bool:
+    others = [s for s in _participants(state, contested) if s != seat]
+    return int(state["players"][seat]["res"]["食料"]) >= _mediate_cost(state, seat) * len(others)
+
+
+def _war_choice_open(state: State, seat: int, contested: Sequence[str]) -> bool:
+    """The active player chooses only when involved (else war is forced) and, D, when the
+    mediation is affordable (else the only choice is war)."""
+    return seat in _participants(state, contested) and _can_mediate(state, seat, contested)
+
+
+def _after_war(state: State, rng: Rng, events: Events) -> None:
+    _end_phase(state, rng, events)
+    if state["t"]["newgen"]:
+        state["step"] = "town"
+    else:
+        _finish_turn(state, events)
+
+
+def _war(state: State, rng: Rng, events: Events) -> None:
+    contested = _contested(state)
+    active = state["turn"]
+    involved = _participants(state, contested)
+    zone = set(contested) | board.neighbours(_key(state), contested)
+    order = [s for s in seats.round_order(active, len(state["players"])) if s in involved]
+    fighters = []
+    for seat in order:
+        player = state["players"][seat]
+        pieces = sum(
+            1
+            for square in zone
+            for piece in state["pieces"].get(square, ())
+            if piece[0] == seat and live(piece)
+        )
+        cap = player["res"]["情熱"]
+        apt = any(terrain(state, sq) in aptitudes(state, seat) for sq in contested)
+        if cap == 0:
+            die, how = 0, "情熱0でサイコロは0"
+        elif apt:
+            die, how = cap, f"適性によりサイコロは振らず{cap}"
+        else:
+            roll = rng.randint(1, 6)
+            die = min(roll, cap)
+            how = f"サイコロ{roll}" + (f"→情熱{cap}まで{die}" if roll > cap else "")
+        bonus = _skill_total(state, seat, "war_strength")
+        strength = pieces + die + bonus
+        fighters.append(
+            {"seat": seat, "pieces": pieces, "die": die, "bonus": bonus, "strength": strength}
+        )
+        extra = f"+スキル{bonus}" if bonus else ""
+        events.append(
+            event(
+                "war",
+                f"{player['name']}: 駒{pieces}+{how}{extra} = 戦力{strength}",
+            )
+        )
+    top = max(f["strength"] for f in fighters)
+    best = [f["seat"] for f in fighters if f["strength"] == top]
+    losers = [f["seat"] for f in fighters if f["strength"] < top]
+    outcome: dict[str, str] = {}
+    if len(best) == 1:
+        winner = state["players"][best[0]]
+        if winner["res"]["情熱"] > 0:
+            winner["res"]["情熱"] -= 1
+        outcome[str(best[0])] = "win"
+        said = [f"{winner['name']}の勝利(情熱-1)"]
+    else:
+        for seat in best:
+            outcome[str(seat)] = "draw"
+        said = ["・".join(_name(state, s) for s in best) + "は引き分け"]
+    for seat in losers:
+        outcome[str(seat)] = "lose"
+        for square in contested:
+            _send_home(state, square, {seat}, towns=True)
+        player = state["players"][seat]
+        _gain(player, WRATH, 1)
+        said.append(f"{player['name']}の敗北(係争マスのワーカーは手元へ、タウンは破壊、神の怒り+1)")
+    state["last_war"] = {
+        "round": state["round"],
+        "area": state["t"]["area"],
+        "contested": list(contested),
+        "fighters": fighters,
+        "outcome": outcome,
+    }
+    events.append(event("war", f"戦争({'・'.join(contested)}): " + "、".join(said) + "。"))
+
+
+def _mediate(state: State, seat: int, events: Events) -> None:
+    contested = _contested(state)
+    if seat not in _participants(state, contested):
+        raise RuleError("係争マスに自分の駒がないので調停は選べません(戦争になります)。")
+    others = [s for s in _participants(state, contested) if s != seat]
+    cost = _mediate_cost(state, seat)
+    player = state["players"][seat]
+    if player["res"]["食料"] < cost * len(others):
+        raise RuleError(
+            f"調停には食料{cost * len(others)}個が要ります({len(others)}人に{cost}個ずつ。"
+            f"持っているのは{player['res']['食料']}個)。"
+        )
+    said = []
+    for other in others:
+        player["res"]["食料"] -= cost
+        gained = _gain(state["players"][other], "食料", cost)
+        for square in contested:
+            _send_home(state, square, {other}, towns=False)
+        said.append(f"{_name(state, other)}に食料{cost}(受け取り{gained})")
+    events.append(
+        event(
+            "mediate",
+            f"調停: {'、'.join(said)}。受け取った人は係争マスのワーカーを手元へ戻します"
+            "(タウンはそのまま)。",
+        )
+    )
+
+
+# -- the end of a turn
+
+
+def _end_phase(state: State, rng: Rng, events: Events) -> None:
+    """R: refill to the hand size (reshuffling the discard), rebuild destroyed towns where an
+    own worker stands, and keep one own piece per square (a town beats a worker)."""
+    seat = state["turn"]
+    player = state["players"][seat]
+    size = hand_size(state, seat)
+    reshuffled = len(state["deck"]) < size - len(player["hand"]) and bool(state["discard"])
+    drawn = decks.refill(player["hand"], state["deck"], size, rng, state["discard"])
+    said = [f"手札を{len(drawn)}枚補充({len(player['hand'])}枚)"]
+    if reshuffled:
+        said.append("山札が尽きたので捨て札をシャッフルして山札にしました")
+    for square in sorted(state["pieces"]):
+        pieces = state["pieces"][square]
+        mine = [p for p in pieces if p[0] == seat]
+        if any(p[1] == "x" for p in mine) and any(p[1] == "w" for p in mine):
+            for piece in pieces:
+                if piece[0] == seat and piece[1] == "x":
+                    piece[1] = "t"
+                    break
+            _remove_worker(state, seat, square)
+            player["workers"] += 1
+            said.append(f"{square}のタウンを再建")
+            pieces = state["pieces"].get(square, [])
+            mine = [p for p in pieces if p[0] == seat]
+        has_town = any(p[1] == "t" for p in mine)
+        workers = [p for p in mine if p[1] == "w"]
+        keep = 0 if has_town else 1
+        extra = len(workers) - keep
+        for _ in range(max(0, extra)):
+            _remove_worker(state, seat, square)
+            player["workers"] += 1
+        if extra > 0:
+            said.append(f"{square}の余分なワーカー{extra}個を手元へ")
+    events.append(event("end", "終了フェイズ: " + "、".join(said) + "。"))
+
+
+def town_options(state: State, seat: int) -> list[str]:
+    """R: a square with an own worker and no town at all (intact or destroyed, anyone's)."""
+    if state["players"][seat]["towns"] <= 0:
+        return []
+    options = []
+    for square in all_squares(state):
+        pieces = state["pieces"].get(square, ())
+        if any(p[1] in ("t", "x") for p in pieces):
+            continue
+        if any(p[0] == seat and p[1] == "w" for p in pieces):
+            options.append(square)
+    return options
+
+
+def _build_town(state: State, seat: int, square: str, events: Events) -> None:
+    player = state["players"][seat]
+    _remove_worker(state, seat, square)
+    player["workers"] += 1
+    _pieces(state, square).append([seat, "t"])
+    player["towns"] -= 1
+    state["t"]["town"] = square
+    events.append(event("town", f"決算: {square} のワーカーをタウンに置き換えました。"))
+
+
+def _town(state: State, seat: int, square: str, events: Events) -> None:
+    options = town_options(state, seat)
+    if square not in options:
+        raise RuleError(
+            f"{square}にはタウンを建てられません(自分のワーカーがいて、タウンのないマスだけ。"
+            f"建てられるのは {'・'.join(options) or 'なし'})。"
+        )
+    _build_town(state, seat, square, events)
+    state["step"] = "reveal"
+
+
+def _face_down_skills(state: State, seat: int) -> list[str]:
+    player = state["players"][seat]
+    return [name for name in player["skills"] if name not in player["revealed"]]
+
+
+def _reveal_skill(state: State, seat: int, name: str, events: Events) -> None:
+    state["t"]["revealed"] = name
+    skill = content().skills[name]
+    events.append(event("reveal", f"決算: スキル「{name}」を公開({skill.text} 次の手番から有効)。"))
+
+
+def _reveal(state: State, seat: int, name: str, events: Events) -> None:
+    hidden = _face_down_skills(state, seat)
+    if name not in hidden:
+        raise RuleError(f"伏せてあるスキルに「{name}」はありません。")
+    _reveal_skill(state, seat, name, events)
+    _settle(state, events)
+    _finish_turn(state, events)
+
+
+def majorities(state: State, seat: int) -> list[str]:
+    """R: areas where the seat has workers on two squares or more, or an intact town."""
+    found = []
+    for tile in state["map"]:
+        squares = area_squares(tile["id"])
+        with_worker = 0
+        town = False
+        for square in squares:
+            pieces = state["pieces"].get(square, ())
+            if any(p[0] == seat and p[1] == "w" for p in pieces):
+                with_worker += 1
+            if any(p[0] == seat and p[1] == "t" for p in pieces):
+                town = True
+        if with_worker >= 2 or town:
+            found.append(tile["id"])
+    return found
+
+
+def _settle(state: State, events: Events) -> None:
+    """R: (cards of the previous 現代) × majorities VP; skills' settle VP (D: those revealed
+    before this turn)."""
+    seat = state["turn"]
+    player = state["players"][seat]
+    areas = majorities(state, seat)
+    previous = len(player["gens"][-2]) if len(player["gens"]) >= 2 else 0
+    gained = previous * len(areas)
+    bonus = _skill_total(state, seat, "settle_vp")
+    player["vp"] += gained + bonus
+    where = "・".join(areas) if areas else "なし"
+    extra = f"、スキルで+{bonus}VP" if bonus else ""
+    events.append(
+        event(
+            "settle",
+            f"決算: 前の【現代】{previous}枚 × マジョリティ{len(areas)}({where}) = {gained}VP"
+            f"{extra}。",
+        )
+    )
+
+
+def _finish_turn(state: State, events: Events) -> None:
+    seat = state["turn"]
+    player = state["players"][seat]
+    revealed = state["t"]["revealed"]
+    if revealed is not None:
+        player["revealed"].append(revealed)
+    count = len(state["players"])
+    nxt = (seat + 1) % count
+    if nxt == state["start"]:
+        if state["round"] >= ROUNDS:
+            _finish_game(state, events)
+            return
+        state["round"] += 1
+    state["turn"] = nxt
+    _begin_turn(state, events)
+
+
+def _finish_game(state: State, events: Events) -> None:
+    from app.games.populous.scoring import final_scores
+
+    state["step"] = None
+    state["t"] = None
+    state["phase"] = "over"
+    state["over"] = True
+    state["final"] = final_scores(state)
+    lines = []
+    for seat, entry in enumerate(state["final"]):
+        lines.append(f"{_name(state, seat)} {entry['score']}VP")
+    events.append(event("over", f"第{ROUNDS}ラウンド終了。最終決算: " + "、".join(lines) + "。"))
+
+
+# -- END: the rest of the turn by the default rule
+
+
+def _end_command(state: State, seat: int, rng: Rng, events: Events) -> None:
+    """D: END finishes the turn; the optional steps left are skipped and every decision left
+    is made by the default rule (`_default_step`)."""
+    turn = (state["round"], state["turn"])
+    for _ in range(len(STEPS) * 2):
+        if state["phase"] != "play" or (state["round"], state["turn"]) != turn:
+            return
+        if state["step"] in OPTIONAL_STEPS:
+            _close(state, rng, events)
+            continue
+        command = _default_step(state, seat)
+        events.append(event("default", f"(既定の手) {command.canonical()}"))
+        _run_step(state, seat, command, rng, events)
+    raise AssertionError("END did not finish the turn")  # pragma: no cover
+
+
+def _default_step(state: State, seat: int) -> GameCommand:
+    """D (docs/rules/populous.md, "Defaults"): the first legal area (numbered cards before
+    Free), one worker on the cheapest square, the first card of the hand face up with no
+    extras, war, the first square for the town, the first face-down skill."""
+    step = state["step"]
+    if step == "area":
+        return _areas(state, seat)[0]
+    if step == "place":
+        options = _placements(state, seat)
+        return min(options, key=lambda p: (len(p.squares), placement_cost(state, seat, p.squares)))
+    if step == "play":
+        return Play(state["players"][seat]["hand"][0])
+    if step == "war":
+        return War()
+    if step == "town":
+        return Town(town_options(state, seat)[0])
+    return Reveal(_face_down_skills(state, seat)[0])
+
+
+# --------------------------------------------------------------------------- legal lines
+
+
+def _areas(state: State, seat: int) -> list[Area]:
+    player = state["players"][seat]
+    markers = state["markers"]
+    unmarked = [str(n) for n in range(1, 6) if str(n) not in markers]
+    free = [f"F{n}" for n in range(1, 6)]
+    found: list[Area] = []
+    seen: set[tuple[str, str]] = set()
+    for first in [*unmarked, *free]:
+        for second in [*unmarked, *free]:
+            if first == second and not first.startswith("F"):
+                continue
+            pair = tuple(sorted((first, second), key=card_order))
+            if pair in seen:
+                continue
+            seen.add(pair)  # type: ignore[arg-type]
+            command = Area(pair)  # type: ignore[arg-type]
+            if player["res"]["信仰"] < _free_cost(command.free):
+                continue
+            low, high = command.numbers
+            if _tile(state, f"{low}-{high}") is None:
+                continue
+            found.append(command)
+    found.sort(key=lambda a: (a.free, a.numbers))
+    return found
+
+
+def _wrath_candidates(state: State, seat: int) -> Iterator[GameCommand]:
+    res = state["players"][seat]["res"]
+    if res["信仰"] >= _buy_cost(state, seat) and res[WRATH] < RESOURCE_CAP:
+        yield WrathBuy()
+    squares = area_squares(state["t"]["area"])
+    rings = rings_available(state)
+    for paid in range(3, res[WRATH] + 1):
+        if paid == 3:
+            choices: list[tuple[str, ...]] = [()]
+        elif paid == 4:
+            choices = [(sq,) for sq in squares]
+        else:
+            choices = [(sq,) for sq in squares] + [
+                (a, b) for i, a in enumerate(squares) for b in squares[i + 1 :]
+            ]
+        for chosen in choices:
+            for colour in rings:
+                yield Catastrophe(paid, chosen, colour)
+
+
+def _step_candidates(state: State, seat: int, step: str) -> list[GameCommand]:
+    t = state["t"]
+    player = state["players"][seat]
+    if step == "area":
+        return list(_areas(state, seat))
+    if step == "wrath":
+        return list(_wrath_candidates(state, seat))
+    if step == "place":
+        return list(_placements(state, seat))
+    if step == "play":
+        return list(_play_candidates(state, seat))
+    if step == "after":
+        found: list[GameCommand] = []
+        if t["moves"] > 0:
+            near = board.adjacency(_key(state))
+            for here in sorted(set(t["movers"])):
+                for there in near.get(here, ()):
+                    found.append(Move((here, there)))
+        if player["hand"] and (t["discards"] is None or t["discards"] > 0):
+            for kind in KINDS:
+                if kind in player["hand"]:
+                    found.append(Discard((kind,)))
+        return found
+    if step == "war":
+        contested = _contested(state)
+        if contested and _war_choice_open(state, seat, contested):
+            return [War(), Mediate()]
+        return []
+    if step == "town":
+        return [Town(square) for square in town_options(state, seat)]
+    if step == "reveal":
+        return [Reveal(name) for name in _face_down_skills(state, seat)]
+    return []
+
+
+def _next_after_optional(state: State, seat: int) -> str | None:
+    """The step that closing the present optional step leads to, when that is known without
+    rolling a die (wrath → place or play; after → the war choice)."""
+    step = state["step"]
+    if step == "wrath":
+        if _placements(state, seat, limit=1):
+            return "place"
+        return "play" if state["players"][seat]["hand"] else None
+    if step == "after":
+        contested = _contested(state)
+        if contested and _war_choice_open(state, seat, contested):
+            return "war"
+    return None
+
+
+def legal_commands(state: State, actor: Actor) -> list[GameCommand]:
+    if actor == "gm" or state["over"]:
+        return []
+    seat = actor
+    phase = state["phase"]
+    if phase == "race":
+        if seat != state["turn"]:
+            return []
+        taken = {p["race"] for p in state["players"]}
+        return [Race(name) for name in content().races if name not in taken]
+    if phase == "draft":
+        if seat not in secret.seats(state["secret"]):
+            return []
+        return [Pick(name) for name in state["draft"]["packs"][seat]]
+    if phase == "cubes":
+        return [
+            Cubes(a, b, START_CUBES - a - b)
+            for a in range(RESOURCE_CAP + 1)
+            for b in range(RESOURCE_CAP + 1)
+            if 0 <= START_CUBES - a - b <= RESOURCE_CAP
+        ]
+    if phase != "play" or seat != state["turn"]:
+        return []
+    step = state["step"]
+    found = _step_candidates(state, seat, step)
+    if step in OPTIONAL_STEPS:
+        following = _next_after_optional(state, seat)
+        if following is not None:
+            found.extend(_step_candidates(state, seat, following))
+    found.append(End())
+    return found
+
+
+def waiting_for(state: State) -> list[int]:
+    if state["over"]:
+        return []
+    if state["phase"] in ("draft", "cubes"):
+        return secret.missing(state["secret"])
+    return [int(state["turn"])]
+
+
+def default_commands(state: State, seat: int) -> list[str]:
+    """What the bot posts for a seat past its deadline (D, docs/rules/populous.md): the first
+    race left; the first skill of the pack; 情熱2 食料3 信仰2; in a turn, END (the rest of the
+    turn by the default rule)."""
+    if seat not in waiting_for(state):
+        return []
+    phase = state["phase"]
+    if phase == "race":
+        return [legal_commands(state, seat)[0].canonical()]
+    if phase == "draft":
+        return [Pick(state["draft"]["packs"][seat][0]).canonical()]
+    if phase == "cubes":
+        return [DEFAULT_CUBES.canonical()]
+    return [End().canonical()]
+
+
+def turn_key(state: State) -> str:
+    if state["over"]:
+        return "over"
+    phase = state["phase"]
+    if phase == "race":
+        return f"race:{state['turn']}"
+    if phase == "draft":
+        return f"draft:{state['draft']['pick']}"
+    if phase == "cubes":
+        return "cubes"
+    return f"play:{state['round']}:{state['turn']}"
+
+
+# --------------------------------------------------------------------------- prompts
+
+
+def _prompt(state: State) -> str:
+    """What the active player may write next, in words."""
+    if state["phase"] != "play":
+        return ""
+    seat = state["turn"]
+    step = state["step"]
+    name = _name(state, seat)
+    t = state["t"]
+    if step == "area":
+        markers = "・".join("フリー" if m == "F" else f"【{m}】" for m in state["markers"])
+        return f"次: {name}のエリア選択 AREA <カード> <カード>(マーカー: {markers})。"
+    if step == "wrath":
+        return (
+            f"次: {name}の神の怒り(任意: WRATH BUY / WRATH <数> … RING <地形>)"
+            "か、ワーカー配置 PLACE <マス>。"
+        )
+    if step == "place":
+        squares = "・".join(area_squares(t["area"]))
+        return f"次: {name}のワーカー配置 PLACE <マス>…({squares})。"
+    if step == "play":
+        return f"次: {name}の手札配置 PLAY <種類> / FACEDOWN <アクション> / NEWGEN …。"
+    if step == "after":
+        parts = []
+        if t["moves"] > 0 and t["movers"]:
+            parts.append(f"MOVE <元> <先>(残り{t['moves']}マス)")
+        if t["discards"] is None or t["discards"] > 0:
+            limit = "好きなだけ" if t["discards"] is None else f"{t['discards']}枚まで"
+            parts.append(f"DISCARD <種類>({limit})")
+        return f"次: {name}は {' / '.join(parts)}、終わったら END(戦争/調停へ)。"
+    if step == "war":
+        squares = "・".join(_contested(state))
+        return f"次: {name}が係争マス {squares} について WAR(戦争)か MEDIATE(調停)を選びます。"
+    if step == "town":
+        return f"次: {name}の決算 TOWN <マス>({'・'.join(town_options(state, seat))})。"
+    if step == "reveal":
+        return f"次: {name}の決算 REVEAL <伏せたスキル>。"
+    return ""

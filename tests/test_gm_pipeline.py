@@ -316,6 +316,22 @@ def test_undo_takes_back_the_last_post(session: Session, started: dict[str, Any]
     assert replay.replay(session, game) == before
 
 
+def test_undo_stands_alone_in_its_post(session: Session, started: dict[str, Any]) -> None:
+    """docs/gm.md: UNDO cannot share a post with game commands — before them or after."""
+    game = started["game"]
+    post(session, game, started["players"][0], "DRAW")
+    session.refresh(game)
+    before = state_snapshot(session, game)
+    name = started["players"][1].name
+    for body in (f"UNDO\nAS {name} DRAW", f"AS {name} DRAW\nUNDO", "UNDO\nPAUSE"):
+        _, reply = post(session, game, started["gm"], body)
+        assert reply is not None and not reply.reply_ok, body
+        assert "UNDO は1つの書き込みに単独で" in reply.body, reply.body
+        assert state_snapshot(session, game) == before, body
+    _, reply = post(session, game, started["gm"], "UNDO")
+    assert reply is not None and reply.reply_ok, reply.body
+
+
 def test_undo_with_nothing_to_undo_refused(session: Session, started: dict[str, Any]) -> None:
     _, reply = post(session, started["game"], started["gm"], "UNDO")
     assert reply is not None and not reply.reply_ok and "取り消せる手がありません" in reply.body

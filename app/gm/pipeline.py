@@ -269,6 +269,13 @@ def run(session: Session, sub: Submission) -> tuple[Outcome, Working | None]:
         except CommandSyntaxError as exc:
             error = LineError(number, exc.column, exc.message, exc.line)
             return _failure(sub, error, legal_for(game, impl, sub.by.user, public=True)), None
+    undo = next(((n, line) for n, line, c in parsed if isinstance(c, platform.Undo)), None)
+    if undo is not None and len(parsed) > 1:
+        # docs/gm.md: an UNDO takes back the last post as a whole; beside other commands it
+        # would be unclear which post it takes back, so it stands alone.
+        number, line = undo
+        error = LineError(number, None, UNDO_ALONE, normalise(line))
+        return _failure(sub, error, []), None
     work = working_copy(game)
     turn_before = impl.turn_key(work.state) if work.state is not None else None
     for index, (number, line, command) in enumerate(parsed):
@@ -287,6 +294,11 @@ def run(session: Session, sub: Submission) -> tuple[Outcome, Working | None]:
     work.board_changed = work.started or work.board_changed or turn_before != turn_after
     return Outcome(True, None, "", ""), work
 
+
+UNDO_ALONE = (
+    "UNDO は1つの書き込みに単独で書いてください（ほかの命令と一緒には使えません。"
+    "取り消したあとの手は、次の書き込みで）。"
+)
 
 AFTER_EARLIER_LINES = (
     "前の行を適用したあとでは、この命令は受け付けられません。投稿全体を取り消しました"

@@ -221,22 +221,95 @@ def _cardbattle(script: Script) -> None:
     game.stop("終了")
 
 
+def _populous(script: Script) -> None:
+    """Races in the open, the sealed draft and cubes, then random legal lines (eager to place,
+    move and discard, seldom END) to the end of round 12; stops while races are chosen, in the
+    draft, before the cubes, at round 1's start, in the middle of a turn, on a war choice, on a
+    settlement's choice, in round 7 and at the end."""
+    game = _Recorder(script)
+    choices = Random(script.seed)
+    state = game.state
+    game.stop("種族選択中")
+    game.do(state["turn"], game.impl.legal(state, state["turn"])[0])
+    while game.state["phase"] == "race":
+        seat = game.state["turn"]
+        game.do(seat, game.impl.legal(game.state, seat)[-1])
+    game.stop("スキルのドラフト中")
+    while game.state["phase"] == "draft":
+        for seat in list(game.impl.waiting_for(game.state)):
+            game.do(seat, game.impl.sealed_legal(game.state, seat)[0], sealed=True)
+            if game.state["phase"] == "draft" and not any(
+                stop.label == "ドラフトの封印待ち" for stop in script.stops
+            ):
+                game.stop("ドラフトの封印待ち")
+    game.stop("リソースの配分待ち")
+    for seat in list(game.impl.waiting_for(game.state)):
+        game.do(seat, "CUBES 情熱 2 食料 3 信仰 2", sealed=True)
+    game.stop("第1ラウンド")
+    labels = {
+        "wrath": "神の怒りか配置を待つ手番の途中",
+        "after": "啓示の移動か捨て札を待つ手番の途中",
+        "war": "戦争か調停の選択待ち",
+        "town": "決算のタウン待ち",
+        "reveal": "決算のスキル公開待ち",
+    }
+    for _ in range(5000):
+        state = game.state
+        if game.impl.is_over(state):
+            break
+        seat = game.impl.waiting_for(state)[0]
+        lines = [line for line in game.impl.legal(state, seat) if line != "END"]
+        eager = [line for line in lines if line.startswith(("PLACE", "MOVE", "NEWGEN", "WAR"))]
+        if state["step"] == "area":  # areas where others stand, for wars and mediations
+            eager = [line for line in lines if _crowded(state, line, seat)]
+        if not lines or choices.random() < 0.03:
+            line = "END"
+        elif eager and choices.random() < 0.5:
+            line = choices.choice(eager)
+        else:
+            line = choices.choice(lines)
+        game.do(seat, line)
+        state = game.state
+        label = labels.get(state["step"] or "")
+        if label is not None and not any(stop.label == label for stop in script.stops):
+            game.stop(label)
+        if state["round"] == 7 and not any(stop.label == "第7ラウンド" for stop in script.stops):
+            game.stop("第7ラウンド")
+    assert game.impl.is_over(game.state), "the scripted populous game did not finish"
+    for label in labels.values():
+        assert any(stop.label == label for stop in script.stops), label
+    game.stop("終了")
+
+
+def _crowded(state: State, line: str, seat: int) -> bool:
+    """Does the area of an AREA line hold another player's piece?"""
+    numbers = sorted(int(card.lstrip("F")) for card in line.split()[1:])
+    prefix = f"{numbers[0]}{numbers[1]}"
+    return any(
+        piece[0] != seat
+        for letter in "abc"
+        for piece in state["pieces"].get(prefix + letter, ())
+    )
+
+
 def _cardbattle_options() -> dict[str, Any]:
     from app.games.cardbattle.content import starter_pool
 
     return {"pool": {card.name: card.model_dump(mode="json") for card in starter_pool()}}
 
 
-PLAYERS = {"eitsuku": 3, "eleusis": 4, "idolwp": 3, "cardbattle": 2}
+PLAYERS = {"eitsuku": 3, "eleusis": 4, "populous": 3, "idolwp": 3, "cardbattle": 2}
 DRIVERS = {
     "eitsuku": _eitsuku,
     "eleusis": _eleusis,
+    "populous": _populous,
     "idolwp": _idolwp,
     "cardbattle": _cardbattle,
 }
 _OPTIONS: dict[str, dict[str, Any]] = {
     "eitsuku": {},
     "eleusis": {"rounds": 2},
+    "populous": {},
     "idolwp": {},
     "cardbattle": _cardbattle_options(),
 }

@@ -97,10 +97,14 @@ def test_result_table_shows_labels_not_keys() -> None:
 
 # What a reader finds in the notifications of each scripted game: the turns, in words.
 NOTICE = re.compile(r"「ファズ卓」であなたの手番です（(.+)）。")
-TURN_WORDS = re.compile(r"第\d+(?:週|ラウンド|手番)|アイドル指名|最後の特訓|デッキ封印|魔法の宣言")
+TURN_WORDS = re.compile(
+    r"第\d+(?:週|ラウンド|手番)|アイドル指名|最後の特訓|デッキ封印|魔法の宣言"
+    r"|種族選択|スキルのドラフト|リソースの配分"
+)
 TURNS_IN_WORDS = {
     "eitsuku": ("第1週", "第3週", "第12週"),
     "eleusis": ("第1ラウンド", "第2ラウンド"),
+    "populous": ("種族選択", "スキルのドラフト", "リソースの配分", "第1ラウンド", "第7ラウンド"),
     "idolwp": ("アイドル指名", "第1ラウンド", "最後の特訓"),
     "cardbattle": ("デッキ封印", "魔法の宣言", "第1手番"),
 }

@@ -15,10 +15,13 @@ from app.games.cardbattle import game as cardbattle
 from app.games.eitsuku import game as eitsuku
 from app.games.eleusis import game as eleusis
 from app.games.idolwp import game as idolwp
+from app.games.populous import game as populous
 
 __all__ = ["GAMES", "Game", "all_games", "find_game", "warm_up"]
 
-GAMES: dict[str, Game] = {game.kind: game for game in (eitsuku, eleusis, idolwp, cardbattle)}
+GAMES: dict[str, Game] = {
+    game.kind: game for game in (eitsuku, eleusis, populous, idolwp, cardbattle)
+}
 
 
 def _key(name: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import select
@@ -14,6 +16,33 @@ from app.models import Adjustment, Game
 
 # The breakdown line the app adds to a game's own (Game.breakdown_labels has the others).
 BREAKDOWN_LABELS: dict[str, str] = {"gm": N_("GM の修正")}
+_NUMBERED_KEY = re.compile(r"(\D*)(\d+)")
+
+
+def breakdown_message(key: str, impl: GameImpl | None) -> tuple[str, dict[str, str]] | None:
+    """A breakdown key's label as a message id (Japanese) and its parameters: the game's
+    (Game.breakdown_labels, ``round_{n}`` matching ``round_1``) or the app's; None when the
+    key has no label. Pages translate it (app/web/messages.py); the bot's posts say it as is."""
+    labels = {**BREAKDOWN_LABELS, **(impl.breakdown_labels if impl is not None else {})}
+    if key in labels:
+        return labels[key], {}
+    numbered = _NUMBERED_KEY.fullmatch(key)
+    if numbered is not None and (label := labels.get(numbered.group(1) + "{n}")) is not None:
+        return label, {"n": numbered.group(2)}
+    return None
+
+
+def breakdown_text(breakdown: Mapping[str, Any], impl: GameImpl | None) -> str:
+    """The breakdown in Japanese words for a post: ``基礎 30、公開週補正 -2`` (lines without a
+    value left out, a key without a label as it is)."""
+    parts = []
+    for key, value in breakdown.items():
+        if value is None:
+            continue
+        found = breakdown_message(key, impl)
+        label = key if found is None else found[0] % found[1] if found[1] else found[0]
+        parts.append(f"{label} {value}")
+    return "、".join(parts)
 
 
 def final_result(session: Session, game: Game, impl: GameImpl) -> dict[str, Any] | None:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.games import GAMES, Game
-from app.gm.results import BREAKDOWN_LABELS
+from app.gm.results import breakdown_message
 from app.i18n import DEFAULT_LANGUAGE, N_, current_language, gettext
 from app.models import Board
 
@@ -116,6 +116,9 @@ SERVICE_MESSAGES: tuple[str, ...] = (
     N_("デッキ封印"),
     N_("魔法の宣言"),
     N_("第%(n)s手番"),
+    N_("種族選択"),
+    N_("スキルのドラフト"),
+    N_("リソースの配分"),
     N_("「%(title)s」の手番の期限まであと6時間を切りました。"),
     # app/web/archive_pages.py: the 2ch-style files' addresses
     N_("スレッド %(id)s はこの板にありません。"),
@@ -278,7 +281,6 @@ def board_description(board: Board) -> str:
     return translate(board.description or "")
 
 
-_NUMBERED_KEY = re.compile(r"(\D*)(\d+)")
 NO_VALUE = "—"
 
 
@@ -286,14 +288,12 @@ def breakdown_label(key: str, game: Game | str | None) -> str:
     """A result's breakdown key in words: the game's label (Game.breakdown_labels) or the
     app's (the GM's ADJUST line), in the reader's language; an unknown key as it is."""
     impl = GAMES.get(game) if isinstance(game, str) else game
-    labels = {**BREAKDOWN_LABELS, **(impl.breakdown_labels if impl is not None else {})}
-    if key in labels:
-        return gettext(labels[key])
-    numbered = _NUMBERED_KEY.fullmatch(key)
-    if numbered is not None and (label := labels.get(numbered.group(1) + "{n}")) is not None:
-        said: str = gettext(label) % {"n": numbered.group(2)}
-        return said
-    return key
+    found = breakdown_message(key, impl)
+    if found is None:
+        return key
+    label, params = found
+    said: str = gettext(label) % params if params else gettext(label)
+    return said
 
 
 def breakdown_lines(breakdown: Mapping[str, Any] | None, game: Game | str | None) -> list[Any]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from app.games.base import Actor, Game, Rng, State, Viewer
 from app.games.populous import content, rules, scoring, svg
-from app.games.populous.commands import GAME_COMMANDS, Discard, Pick, Play
+from app.games.populous.commands import GAME_COMMANDS, Discard, Pick, Play, Reveal
 from app.games.populous.grammar import PARSER
 from app.games.populous.rules import PopulousOptions
 from app.games.populous.view import view as _view
@@ -64,11 +64,12 @@ class Populous(Game):
         return list(rules.legal_commands(state, actor))
 
     def refusal_lines(self, state: State, actor: Actor) -> list[str]:
-        # Hand plays and discards name the cards of the hand; the refusal is posted publicly.
+        # Hand plays and discards name the cards of the hand, REVEAL lines the face-down
+        # skills: a refusal is posted in the thread, for everyone to read.
         return [
             command.canonical()
             for command in rules.legal_commands(state, actor)
-            if not isinstance(command, Play | Discard)
+            if not isinstance(command, Play | Discard | Reveal)
             and rules.needs_seal(state, command) is not True
         ]
 

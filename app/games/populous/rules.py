@@ -610,9 +610,27 @@ def _reach(state: State, target: str, rng: Rng, events: Events) -> None:
             )
         if step not in OPTIONAL_STEPS:
             raise RuleError(f"まず{STEP_JA[step]}です。{_prompt(state)}")
+        seat = state["turn"]
+        newgen = state["t"]["newgen"]
+        choice = _next_after_optional(state, seat) == "war"
         _close(state, rng, events)
-        if state["step"] == "area":  # the turn ended while closing (a forced war, the end)
-            raise RuleError("この手番はもう終わりました。")
+        if state["step"] == "area" or STEPS.index(state["step"]) > STEPS.index(target):
+            # The rest of the turn ran by itself: there was no such choice to make.
+            if target == "war" and not choice:
+                raise RuleError(
+                    "この手番には戦争/調停の選択がありません(創世エリアに係争マスがないか、"
+                    "手番プレイヤーの駒がない・調停の食料が足りないため戦争は自動です)。"
+                    "手番を終えるには END と書いてください。"
+                )
+            if target in ("town", "reveal") and not newgen:
+                raise RuleError(
+                    "決算(TOWN・REVEAL)は世代交代(NEWGEN)をした手番の終わりだけです。"
+                    "手番を終えるには END と書いてください。"
+                )
+            raise RuleError(
+                f"{STEP_JA[target]}は自動で済みました(選ぶものがありませんでした)。"
+                "手番を終えるには END と書いてください。"
+            )
     raise AssertionError("the step machine did not reach its target")  # pragma: no cover
 
 
@@ -1084,10 +1102,15 @@ def _discard(state: State, seat: int, command: Discard, events: Events) -> None:
 # -- war and mediation
 
 
-def _contested(state: State) -> list[str]:
+def contested_squares(state: State) -> list[str]:
     """R: squares of the genesis area with pieces of several players (destroyed towns aside)."""
+    if state["t"] is None or state["t"]["area"] is None:
+        return []
     area = state["t"]["area"]
     return [square for square in area_squares(area) if len(_owners(state, square)) >= 2]
+
+
+_contested = contested_squares
 
 
 def _participants(state: State, contested: Sequence[str]) -> list[int]:
@@ -1126,7 +1149,7 @@ def _war(state: State, rng: Rng, events: Events) -> None:
     involved = _participants(state, contested)
     zone = set(contested) | board.neighbours(_key(state), contested)
     order = [s for s in seats.round_order(active, len(state["players"])) if s in involved]
-    fighters = []
+    fighters: list[dict[str, Any]] = []
     for seat in order:
         player = state["players"][seat]
         pieces = sum(
@@ -1137,19 +1160,27 @@ def _war(state: State, rng: Rng, events: Events) -> None:
         )
         cap = player["res"]["情熱"]
         apt = any(terrain(state, sq) in aptitudes(state, seat) for sq in contested)
+        roll: int | None = None
         if cap == 0:
-            die, how = 0, "情熱0でサイコロは0"
+            die, how, way = 0, "情熱0でサイコロは0", "no_passion"
         elif apt:
-            die, how = cap, f"適性によりサイコロは振らず{cap}"
+            die, how, way = cap, f"適性によりサイコロは振らず{cap}", "aptitude"
         else:
             roll = rng.randint(1, 6)
-            die = min(roll, cap)
+            die, way = min(roll, cap), "roll"
             how = f"サイコロ{roll}" + (f"→情熱{cap}まで{die}" if roll > cap else "")
         bonus = _skill_total(state, seat, "war_strength")
         strength = pieces + die + bonus
-        fighters.append(
-            {"seat": seat, "pieces": pieces, "die": die, "bonus": bonus, "strength": strength}
-        )
+        fighter: dict[str, Any] = {
+            "seat": seat,
+            "pieces": pieces,
+            "roll": roll,
+            "die": die,
+            "die_by": way,
+            "bonus": bonus,
+            "strength": strength,
+        }
+        fighters.append(fighter)
         extra = f"+スキル{bonus}" if bonus else ""
         events.append(
             event(
@@ -1374,10 +1405,13 @@ def _finish_game(state: State, events: Events) -> None:
     state["phase"] = "over"
     state["over"] = True
     state["final"] = final_scores(state)
-    lines = []
-    for seat, entry in enumerate(state["final"]):
-        lines.append(f"{_name(state, seat)} {entry['score']}VP")
-    events.append(event("over", f"第{ROUNDS}ラウンド終了。最終決算: " + "、".join(lines) + "。"))
+    events.append(
+        event(
+            "game_over",
+            f"第{ROUNDS}ラウンド終了。ポピュラス 草案21 終了、最終決算です"
+            "(ワーカー1VP・タウン3VP・世代ごとのマジョリティ4VP・スキル)。",
+        )
+    )
 
 
 # -- END: the rest of the turn by the default rule

@@ -3,8 +3,8 @@
 Public: the map (tiles, terrains, rings, pieces), the genesis markers, resources, VP,
 generations (a face-down card shows as face down, with the action it was played for), revealed
 skills, hand sizes, the last war. Private (the seat itself, and the GM): its hand, its face-down
-skills, which card lies under each of its face-down cards, its draft pack and its sealed
-choices. The deck's order is nobody's.
+skills, which card lies under each of its face-down cards; a seat also sees its own draft pack
+and its own sealed choice. The deck's order is nobody's.
 """
 
 from __future__ import annotations
@@ -13,13 +13,15 @@ from typing import Any
 
 from app.games.base import State, Viewer
 from app.games.kit import secret
-from app.games.populous.content import KINDS
+from app.games.populous import board
+from app.games.populous.content import KINDS, RESOURCES
 from app.games.populous.rules import (
     STEP_JA,
     _prompt,
     aptitudes,
     area_squares,
     content,
+    contested_squares,
     hand_size,
     majorities,
     terrain,
@@ -34,6 +36,8 @@ def _map(state: State) -> list[dict[str, Any]]:
     names = [p["name"] for p in state["players"]]
     dice = content().dice
     area = state["t"]["area"] if state["t"] else None
+    near = board.adjacency(board.map_key(state["map"]))
+    contested = set(contested_squares(state)) if state["step"] == "war" else set()
     tiles = []
     for tile in state["map"]:
         squares = []
@@ -46,6 +50,8 @@ def _map(state: State) -> list[dict[str, Any]]:
                     "dice": list(dice[letter]),
                     "printed": tile["squares"][index],
                     "terrain": terrain(state, square),
+                    "adjacent": list(near.get(square, ())),
+                    "contested": square in contested,
                     "pieces": [
                         {"seat": seat, "player": names[seat], "type": _PIECE[kind]}
                         for seat, kind in state["pieces"].get(square, ())
@@ -129,7 +135,9 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
         "turn": state["turn"],
         "step": state["step"],
         "step_ja": STEP_JA.get(state["step"] or "", ""),
+        "seat": viewer if isinstance(viewer, int) and not isinstance(viewer, bool) else None,
         "waiting_for": [state["players"][s]["name"] for s in waiting_for(state)],
+        "waiting_seats": waiting_for(state),
         "prompt": _prompt(state),
         "area": t["area"] if t else None,
         "markers": list(state["markers"]),
@@ -140,6 +148,8 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
         "map": _map(state),
         "turn_state": None,
         "last_war": state["last_war"],
+        "contested": contested_squares(state) if state["step"] == "war" else [],
+        "race_order": [state["players"][s]["name"] for s in state["race_order"]],
         "races": [
             {"name": r.name, "colour": r.colour, "aptitude": r.aptitude, "text": r.text}
             for r in data.races.values()
@@ -167,7 +177,10 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
         step = state["secret"]
         out["sealed"] = secret.public_view(step)
         if isinstance(viewer, int) and not isinstance(viewer, bool):
-            out["sealed"]["mine"] = secret.own_payload(step, viewer)
+            mine = secret.own_payload(step, viewer)
+            if step["kind"] == "cubes" and mine is not None:
+                mine = dict(zip(RESOURCES, mine, strict=True))
+            out["sealed"]["mine"] = mine
     final = result(state)
     if final is not None:
         out["result"] = final.to_json()

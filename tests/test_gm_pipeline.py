@@ -453,3 +453,67 @@ def test_then_the_epilogue_but_never_the_outcomes_the_result_or_the_seed() -> No
     assert all(line in text for line in [*_HEAD, *_CLOSING])
     assert pipeline.EPILOGUE not in text and sealed[0] not in text
     assert "封印と秘密はゲームのページにあります" in text
+
+
+def test_a_moves_events_are_one_a_line_and_refused_sealed_commands_are_marked(
+    session: Session,
+) -> None:
+    """What players read: the bot lays a move's events out one a line; the closing post's
+    epilogue marks a sealed command the game refused as refused (it never took effect)."""
+    master = make_user(session)
+    players = [make_user(session) for _ in range(3)]
+    game = gm.create_game(session, master, "populous", "創世卓", {}, SECRET, seed="lines")
+    for player in players:
+        post(session, game, player, "JOIN")
+    post(session, game, master, "START")
+    session.refresh(game)
+    chooser = players[game.state["turn"]]
+    line = f"RACE {gm.game_impl('populous').legal(game.state, game.state['turn'])[0].split()[1]}"
+    _, reply = post(session, game, chooser, line)
+    assert reply is not None and reply.reply_ok, reply.body
+    lines = reply.body.splitlines()
+    first = next(i for i, text in enumerate(lines) if text.startswith(f"✔ {line} → "))
+    assert "を選びました" in lines[first] and "次は" not in lines[first]
+    assert lines[first + 1].startswith("次は"), lines
+    while game.state["phase"] == "race":
+        seat = game.state["turn"]
+        pick = gm.game_impl("populous").legal(game.state, seat)[0]
+        post(session, game, players[seat], pick)
+        session.refresh(game)
+    refused, _ = gm.submit_sealed(session, game.id, players[0], "PICK 存在しないスキル", SECRET)
+    assert not refused.ok
+    accepted_line = gm.game_impl("populous").sealed_legal(game.state, 1)[0]
+    accepted, _ = gm.submit_sealed(session, game.id, players[1], accepted_line, SECRET)
+    assert accepted.ok
+    _, closing = post(session, game, master, "ABORT")
+    assert closing is not None and closing.reply_ok, closing.body
+    marked = [text for text in closing.body.splitlines() if text.startswith("封印 ")]
+    assert len(marked) == 2, closing.body
+    assert "（受け付けられなかった封印）" in marked[0] and "存在しないスキル" in marked[0]
+    assert "（受け付けられなかった封印）" not in marked[1] and accepted_line in marked[1]
+
+
+def test_the_final_ranking_is_said_once_with_its_breakdown(session: Session) -> None:
+    """What players read: the closing post gives the final ranking once (【最終結果】, each
+    score with its breakdown in words), not again in the board summary or the move's events."""
+    from tests.fuzz_states import Table, script
+
+    master = make_user(session)
+    players = [make_user(session) for _ in range(3)]
+    played = script("populous", [player.name for player in players])
+    table = Table(session, played, master, players, SECRET)
+    table.advance(played.stop("終了"))
+    closing = session.scalars(
+        select(Post).where(Post.thread_id == table.game.thread_id).order_by(Post.id.desc())
+    ).first()
+    assert closing is not None
+    text = closing.body
+    assert text.count("【最終結果】") == 1
+    ranking = table.game.result["ranking"]
+    for entry in ranking:
+        said = [line for line in text.splitlines() if f"位 {entry['name']} " in line]
+        assert len(said) == 1, text
+        assert said[0].startswith(f"{entry['rank']}位 {entry['name']} {entry['score']}点（")
+        assert f"ワーカー {entry['breakdown']['workers']}" in said[0]
+        assert f"世代のマジョリティ {entry['breakdown']['generations']}" in said[0]
+    assert "成績発表" not in text

@@ -229,11 +229,18 @@ def _compare_events(
     answers = bot_texts.get(move.post_number)
     if answers and any(CUT_NOTE in body for body in answers):
         return  # the bot's reply was cut to a post's length: the rest is not in the thread
-    if answers and not any(text in body for body in answers):
+    # Compared with runs of white space as one space: the bot writes a move's events one a
+    # line (older replies joined them with spaces), and both read the same.
+    wanted = _spaced(text)
+    if answers and not any(wanted in _spaced(body) for body in answers):
         report.mismatches.append(
             f"手番号 {move.seq}（{move.command}）: >>{move.post_number} へのボットの返信に"
             f"再生した結果「{text}」がありません"
         )
+
+
+def _spaced(text: str) -> str:
+    return " ".join(text.split())
 
 
 def verify_game(session: Session, game: Game) -> Report:

@@ -22,7 +22,7 @@ from app.games import commands as platform
 from app.games.base import Actor, CommandSyntaxError, Rng, RuleError, State, normalise
 from app.games.base import Game as GameImpl
 from app.gm import replay
-from app.gm.results import final_result
+from app.gm.results import breakdown_text, final_result
 from app.gm.text import render_board_summary
 from app.models import (
     Adjustment,
@@ -567,8 +567,9 @@ def apply_game_command(
     )
     work.next_seq += 1
     work.state = state
-    public = " ".join(str(e["text"]) for e in events if e.get("text") and not e.get("private"))
-    private = " ".join(str(e["text"]) for e in events if e.get("text") and e.get("private"))
+    # One event a line: the first beside the command, each further one on a line of its own.
+    public = "\n".join(str(e["text"]) for e in events if e.get("text") and not e.get("private"))
+    private = "\n".join(str(e["text"]) for e in events if e.get("text") and e.get("private"))
     shown = "（封印）" if sealed else line
     work.public.append(f"✔ {shown}{proxy} → {public}" if public else f"✔ {name}{proxy}: {shown}")
     if private:
@@ -872,7 +873,10 @@ def closing_lines(session: Session, game: Game, impl: GameImpl) -> list[str]:
         lines += ["", "【最終結果】"]
         for entry in game.result["ranking"]:
             score = "未完成" if entry["score"] is None else f"{entry['score']}点"
-            lines.append(f"{entry['rank']}位 {entry['name']} {score}")
+            said = breakdown_text(entry["breakdown"], impl) if entry["score"] is not None else ""
+            lines.append(
+                f"{entry['rank']}位 {entry['name']} {score}" + (f"（{said}）" if said else "")
+            )
     sealed = list(
         session.scalars(
             select(SealedCommand).where(SealedCommand.game_id == game.id).order_by(SealedCommand.id)
@@ -887,7 +891,11 @@ def closing_lines(session: Session, game: Game, impl: GameImpl) -> list[str]:
             body = row.body.replace("\n", " / ")
             if len(body) > EPILOGUE_SEALED_CHARS:  # a post has room for a few at 10,000
                 body = f"{body[:EPILOGUE_SEALED_CHARS]}…（全文はゲームのページ /games/{game.id}）"
-            lines.append(f"封印 {row.author_name} {format_bbs_time(row.created_at)}: {body}")
+            # A sealed command the game refused is marked so: it never took effect.
+            refused = "" if row.ok else "（受け付けられなかった封印）"
+            lines.append(
+                f"封印 {row.author_name} {format_bbs_time(row.created_at)}{refused}: {body}"
+            )
         lines.extend(hidden)
     return lines
 

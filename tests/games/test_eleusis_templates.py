@@ -106,9 +106,11 @@ def _finished(seed: int) -> State:
 def test_summary_final_ranking_and_revealed_rules(env: jinja2.Environment) -> None:
     state = _finished(1)
     text = summary(env, state)
-    assert "終了(全2ラウンド)" in text and "成績発表" in text
+    assert "終了(全2ラウンド)" in text
+    # The final ranking is said once, in the closing post (【最終結果】), not here.
+    assert "成績発表" not in text
     for entry in game.view(state, None)["result"]["ranking"]:
-        assert f"{entry['rank']}位 {entry['name']} {entry['score']}点" in text
+        assert f"{entry['rank']}位 {entry['name']}" not in text
     for record in state["history"]:
         assert f"ルール「{record['rule']}」(ソルト {record['salt']})" in text
 

@@ -2,6 +2,13 @@
 log — against reading a stored snapshot of the state per move (a JSON round trip).
 
     python bench/replay.py
+    python bench/replay.py --all-kinds
+
+With ``--all-kinds``: each registered kind's scripted game (tests/fuzz_states.py, the game the
+fuzzers and the contract test play: a whole game of each kind) is folded from its seed, best of
+several runs, and the same JSON-snapshot baseline is taken on that game's final state. Prints
+``replay_moves_per_s_<kind> <x>`` and ``replay_ratio_<kind> <x>`` for each, and last
+``replay_moves_per_s_min <x>`` (the issue's target: 20,000 or more).
 
 The game is played once by the rules library with every seat taking its legal lines (as the
 test scripts do) until the 12th week ends; its log is (seq, seat, canonical line, sealed), exactly
@@ -68,7 +75,53 @@ def best(fn: object, repeats: int = REPEATS) -> float:
     return min(times)
 
 
+def fold(
+    impl: object, game: Game, names: list[str], log: list[tuple[int, int | None, str, bool]]
+) -> None:
+    replay.fold(impl, game, names, log)  # type: ignore[arg-type]
+
+
+def all_kinds() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from app.games import GAMES
+    from tests.fuzz_states import PLAYERS as SEATS
+    from tests.fuzz_states import script
+
+    print(f"machine: {machine()}")
+    rates: dict[str, float] = {}
+    for kind, impl in GAMES.items():
+        names = PLAYERS[: SEATS[kind]]
+        played = script(kind, names)
+        log = [
+            (seq, None if step.actor == "gm" else int(step.actor), step.line, step.sealed)
+            for seq, step in enumerate(played.steps, start=1)
+        ]
+        game = Game(seed=played.seed, options=played.options)
+        final = replay.fold(impl, game, names, log)
+        spent = best(
+            lambda impl=impl, game=game, names=names, log=log: fold(impl, game, names, log), 9
+        )
+
+        def snapshots(final: dict[str, object] = final, count: int = len(log)) -> None:
+            state = final
+            for _ in range(count):
+                state = json.loads(json.dumps(state))
+
+        floor = best(snapshots, 9)
+        rates[kind] = len(log) / spent
+        print(
+            f"{kind:<10} {len(log):4d} moves  {rates[kind]:8.0f} moves/s  "
+            f"(JSON snapshot per move {len(log) / floor:8.0f}/s)"
+        )
+        print(f"replay_moves_per_s_{kind} {rates[kind]:.0f}")
+        print(f"replay_ratio_{kind} {(len(log) / spent) / (len(log) / floor):.3f}")
+    print(f"replay_moves_per_s_min {min(rates.values()):.0f}")
+
+
 def main() -> None:
+    if "--all-kinds" in sys.argv[1:]:
+        all_kinds()
+        return
     print(f"machine: {machine()}")
     impl = find_game("eitsuku")
     assert impl is not None

@@ -111,8 +111,14 @@ class Rng:
     """
 
     def __init__(self, seed: str, seq: int) -> None:
-        digest = hashlib.sha256(f"{seed}:{seq}".encode()).digest()
-        self._random = random.Random(int.from_bytes(digest, "big"))
+        self._seed = seed
+        self._seq = seq
+
+    @cached_property
+    def _random(self) -> random.Random:
+        # Made on first use: most moves draw nothing, and a replay makes one Rng per move.
+        digest = hashlib.sha256(f"{self._seed}:{self._seq}".encode()).digest()
+        return random.Random(int.from_bytes(digest, "big"))
 
     def randint(self, a: int, b: int) -> int:
         return self._random.randint(a, b)
@@ -223,6 +229,8 @@ VERB_ENDINGS = frozenset(
 )
 
 STRICT_AVAILABLE = importlib.util.find_spec("interegular") is not None
+# How many parsed lines each game's parser keeps (CommandParser.parse).
+PARSE_CACHE_SIZE = 4096
 
 
 def _display_terminal(parser: Lark, name: str, labels: Mapping[str, str]) -> str:
@@ -395,6 +403,22 @@ class CommandParser:
         return self.command_text(line) is not None
 
     def parse(self, line: str) -> Any:
+        """The command of a line (commands are frozen dataclasses, so the same line's command
+        is kept and handed out again: a game's replay parses the same few lines thousands of
+        times). A line that does not parse raises CommandSyntaxError every time."""
+        command = self._parsed.get(line)
+        if command is None:
+            command = self._parse(line)
+            if len(self._parsed) >= PARSE_CACHE_SIZE:
+                self._parsed.clear()
+            self._parsed[line] = command
+        return command
+
+    @cached_property
+    def _parsed(self) -> dict[str, Any]:
+        return {}
+
+    def _parse(self, line: str) -> Any:
         text = self.command_text(line) or normalise(line)
         try:
             tree = self.lark.parse(text)

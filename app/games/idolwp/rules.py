@@ -22,6 +22,7 @@ order); ``results``; ``final_order``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -139,15 +140,30 @@ def space_of(board: Board, space_id: str) -> Space | None:
 
 
 def _start(board: Board) -> str:
-    return next(space.id for space in board.spaces if space.type == "start")
+    return _ends(board.id)[0]
 
 
 def _goal(board: Board) -> str:
-    return next(space.id for space in board.spaces if space.type == "goal")
+    return _ends(board.id)[1]
+
+
+@functools.lru_cache(maxsize=256)
+def _ends(board_id: str) -> tuple[str, str]:
+    """(start, goal) of a board: content is frozen and shared, so computed once per board."""
+    board = content().boards[board_id]
+    start = next(space.id for space in board.spaces if space.type == "start")
+    goal = next(space.id for space in board.spaces if space.type == "goal")
+    return start, goal
 
 
 def reachable(board: Board, source: str) -> list[str]:
     """Spaces reachable from `source` along one or more arrows (R 4.3), in board order."""
+    return list(_reachable(board.id, source))
+
+
+@functools.lru_cache(maxsize=4096)
+def _reachable(board_id: str, source: str) -> tuple[str, ...]:
+    board = content().boards[board_id]
     following: dict[str, list[str]] = {}
     for start, end in board.edges:
         following.setdefault(start, []).append(end)
@@ -158,7 +174,7 @@ def reachable(board: Board, source: str) -> list[str]:
             if target not in seen:
                 seen.add(target)
                 todo.append(target)
-    return [space.id for space in board.spaces if space.id in seen]
+    return tuple(space.id for space in board.spaces if space.id in seen)
 
 
 def _powers(state: State, seat: int, kind: str) -> Iterator[Any]:

@@ -116,10 +116,34 @@ def _name(state: State, seat: int) -> str:
 
 
 def copy_state(state: State) -> State:
-    """A copy for `execute`: the map (never changed after setup) is shared, the rest copied."""
-    copied: State = {key: value for key, value in state.items() if key != "map"}
-    copied = copy_json(copied)
-    copied["map"] = state["map"]
+    """A copy for `execute` that copies only what a move may change, one level below each
+    mutable part: the map (replaced, never edited, after setup), the race order, the last
+    war and the final scores are shared; a generation's card dicts are never edited (cards
+    are appended), so the generations' lists are copied, not their cards."""
+    copied: State = dict(state)
+    copied["pieces"] = {
+        square: [list(piece) for piece in pieces] for square, pieces in state["pieces"].items()
+    }
+    copied["rings"] = dict(state["rings"])
+    copied["markers"] = list(state["markers"])
+    copied["deck"] = list(state["deck"])
+    copied["discard"] = list(state["discard"])
+    copied["players"] = [
+        {
+            **player,
+            "res": dict(player["res"]),
+            "hand": list(player["hand"]),
+            "gens": [list(gen) for gen in player["gens"]],
+            "skills": list(player["skills"]),
+            "revealed": list(player["revealed"]),
+        }
+        for player in state["players"]
+    ]
+    for key in ("draft", "secret"):
+        if state[key] is not None:
+            copied[key] = copy_json(state[key])
+    if state["t"] is not None:  # the turn's record: only its movers list is ever edited
+        copied["t"] = {**state["t"], "movers": list(state["t"]["movers"])}
     return copied
 
 
@@ -863,9 +887,10 @@ def _placements(state: State, seat: int, limit: int | None = None) -> list[Place
     squares = area_squares(state["t"]["area"])
     found: list[tuple[int, Place]] = []
     most = min(len(EXTRA_COST), player["workers"])
+    each = {square: _square_cost(state, seat, square) for square in squares}
     for size in range(1, most + 1):
         for chosen in combinations_with_replacement(squares, size):
-            cost = placement_cost(state, seat, chosen)
+            cost = EXTRA_COST[size - 1] + sum(each[square] for square in chosen)
             if cost <= player["res"]["食料"]:
                 found.append((cost, Place(tuple(chosen))))
                 if limit is not None and len(found) >= limit:

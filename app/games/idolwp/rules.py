@@ -148,7 +148,7 @@ def _goal(board: Board) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _ends(board_id: str) -> tuple[str, str]:
+def _ends(board_id: int) -> tuple[str, str]:
     """(start, goal) of a board: content is frozen and shared, so computed once per board."""
     board = content().boards[board_id]
     start = next(space.id for space in board.spaces if space.type == "start")
@@ -162,7 +162,7 @@ def reachable(board: Board, source: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _reachable(board_id: str, source: str) -> tuple[str, ...]:
+def _reachable(board_id: int, source: str) -> tuple[str, ...]:
     board = content().boards[board_id]
     following: dict[str, list[str]] = {}
     for start, end in board.edges:

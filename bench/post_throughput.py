@@ -4,6 +4,7 @@ against a bare FastAPI endpoint that inserts one row into the same kind of datab
     python bench/post_throughput.py                       # SQLite file, one server process
     python bench/post_throughput.py postgresql+psycopg://postgres@127.0.0.1:55432/postgres
                                                           # a fresh database there, 2 workers
+    python bench/post_throughput.py --all-kinds [URL]     # each of the five kinds in turn
 
 Each client plays its own えいつく games over HTTP (`bbsgm serve`): two seats, the second
 kicked so the bot ends its weeks, the first playing a script of legal lines recorded once on
@@ -23,6 +24,12 @@ tens of per cent within minutes, a ratio of one long run of each mostly measured
 round's ratio, the throughput and p50/p99 latency of both over all rounds, and last
 ``post_throughput_ratio <x>``: bbsgm's posts per second divided by the baseline's inserts per
 second, over all rounds.
+
+With ``--all-kinds``, the same is done for every registered kind in turn: each client plays
+games of that kind by the kind's scripted game (tests/fuzz_states.py: a whole game, every seat
+and the GM taking their recorded lines, secret ones through ``/sealed``), one line a post, on the
+script's seed, so every post is a command the bot applies. Prints
+``post_throughput_ratio_<kind> <x>`` for each and last ``post_throughput_ratio_min <x>``.
 """
 
 from __future__ import annotations
@@ -117,7 +124,8 @@ def deal_games(db: Database, clients: int, games_each: int) -> list[list[tuple[i
     return plan
 
 
-Feed = Iterator[tuple[int, str, str]]  # a client's posts to come: (thread id, token, line)
+# A client's posts to come: (thread id, token, line), or (path, token, line) for a sealed one.
+Feed = Iterator[tuple[int | str, str, str]]
 
 
 def feeds(plan: list[list[tuple[int, str]]], script: list[str]) -> list[Feed]:
@@ -150,16 +158,16 @@ async def run_bbsgm(url: str, clients: list[Feed], seconds: float) -> dict[str, 
             item = next(feed, None)
             if item is None:  # a round cut short would measure nothing, or less
                 raise RuntimeError("a client ran out of games: raise GAMES_EACH")
-            thread_id, token, line = item
+            where, token, line = item
+            path = where if isinstance(where, str) else f"/api/threads/{where}/posts"
             t0 = time.perf_counter()
             reply = await c.post(
-                f"/api/threads/{thread_id}/posts",
-                json={"body": line},
-                headers={"Authorization": f"Bearer {token}"},
+                path, json={"body": line}, headers={"Authorization": f"Bearer {token}"}
             )
             latencies.append(time.perf_counter() - t0)
             body = reply.json()
-            if reply.status_code != 201 or not body["replies"][0]["ok"]:
+            ok = body["sealed"]["ok"] if isinstance(where, str) else body["replies"][0]["ok"]
+            if reply.status_code != 201 or not ok:
                 raise RuntimeError(f"{line}: {reply.status_code} {reply.text[:300]}")
             done += 1
         return done
@@ -265,8 +273,98 @@ def baseline_serve(url: str, workers: int) -> Server:
     return bare
 
 
+def kind_feeds(db: Database, kind: str, clients: int) -> tuple[list[Feed], int]:
+    """Per client, games of ``kind`` played by its scripted game (all seats and the GM, one
+    line a post, sealed lines through ``/sealed``), enough for the warm-up and every round;
+    returns the feeds and the script's length."""
+    from tests.fuzz_states import PLAYERS as SEATS
+    from tests.fuzz_states import script
+
+    seats = SEATS[kind]
+    played = script(kind, [f"s{i}" for i in range(seats)])
+    steps = played.steps
+    games_each = max(2, -(-KIND_LINES // len(steps)))
+    names = [
+        f"{kind[:3]}{c}g{g}{role}"
+        for c in range(clients)
+        for g in range(games_each)
+        for role in ["m", *(str(i) for i in range(seats))]
+    ]
+    users = make_users(db, names)
+    plan: list[list[tuple[int | str, str, str]]] = []
+    with db.session() as session:
+        for c in range(clients):
+            mine: list[tuple[int | str, str, str]] = []
+            for g in range(games_each):
+                prefix = f"{kind[:3]}{c}g{g}"
+                master = session.get(User, users[f"{prefix}m"][0])
+                assert master is not None
+                # Lines may name players (EVENT ストライキ <name>): the script with these names.
+                played = script(kind, [f"{prefix}{i}" for i in range(seats)])
+                game = gm.create_game(
+                    session, master, kind, prefix, dict(played.options), SECRET, seed=played.seed
+                )
+                for i in range(seats):
+                    player = session.get(User, users[f"{prefix}{i}"][0])
+                    assert player is not None
+                    gm.submit_post(session, game.thread_id, player, "JOIN", SECRET)
+                gm.submit_post(session, game.thread_id, master, "START", SECRET)
+                session.commit()
+                for step in played.steps:
+                    who = f"{prefix}m" if step.actor == "gm" else f"{prefix}{step.actor}"
+                    where: int | str = (
+                        f"/api/games/{game.id}/sealed" if step.sealed else game.thread_id
+                    )
+                    mine.append((where, users[who][1], step.line))
+            plan.append(mine)
+    return [iter(items) for items in plan], len(steps)
+
+
+# Lines a client needs for the warm-up and the rounds (about 3 posts a second each).
+KIND_LINES = 160
+
+
+def all_kinds(server_url: str | None) -> None:
+    from app.games import GAMES
+
+    workers = 2 if server_url else 1
+    print(f"machine: {machine()}")
+    ratios: dict[str, float] = {}
+    with scratch_database(server_url) as url:
+        db = Database(url)
+        print(f"database: {db.engine.dialect.name}, {workers} worker process(es)")
+        prepared = {kind: kind_feeds(db, kind, CLIENTS) for kind in GAMES}
+        db.dispose()
+        gc.freeze()
+        server = bbsgm_serve(url, workers)
+        bare = baseline_serve(url, workers)
+        try:
+            for kind, (clients, length) in prepared.items():
+                ours: list[dict[str, Any]] = []
+                base: list[dict[str, Any]] = []
+                warm = asyncio.run(run_bbsgm(server.url, clients, WARM_SECONDS))
+                asyncio.run(run_baseline(bare.url, warm["counts"]))
+                for _ in range(ROUNDS):
+                    ours.append(asyncio.run(run_bbsgm(server.url, clients, ROUND_SECONDS)))
+                    ours[-1]["elapsed"] += index_caught_up(url)
+                    base.append(asyncio.run(run_baseline(bare.url, ours[-1]["counts"])))
+                print(f"{kind}: a game is {length} lines")
+                mine = report("bbsgm", combine(ours))
+                theirs = report("baseline", combine(base))
+                ratios[kind] = mine / theirs
+                print(f"post_throughput_ratio_{kind} {ratios[kind]:.3f}")
+        finally:
+            server.stop()
+            bare.stop()
+    print(f"post_throughput_ratio_min {min(ratios.values()):.3f}")
+
+
 def main() -> None:
-    server_url = sys.argv[1] if len(sys.argv) > 1 else None
+    arguments = [a for a in sys.argv[1:] if a != "--all-kinds"]
+    server_url = arguments[0] if arguments else None
+    if "--all-kinds" in sys.argv[1:]:
+        all_kinds(server_url)
+        return
     workers = 2 if server_url else 1
     print(f"machine: {machine()}")
     ours: list[dict[str, Any]] = []

@@ -211,8 +211,11 @@ def rect(
 
 
 def document(width: float, height: float, title: str, children: Iterable[Node | None]) -> str:
-    """The whole picture: sized by its viewBox only (``width="100%"``), titled for screen
-    readers, on a white background."""
+    """The whole picture, titled for screen readers, on a white background. Its size is its
+    viewBox in CSS pixels (360 wide): opened on its own, a phone shows it at that width and
+    scrolls down, readable (``width="100%"`` alone made a browser fit the whole height into
+    the screen, at half size); a page sizes the ``<img>`` by its CSS (width 100%, height
+    auto), which keeps the aspect ratio."""
     root = el(
         "svg",
         el("title", title),
@@ -220,7 +223,8 @@ def document(width: float, height: float, title: str, children: Iterable[Node | 
         *children,
         xmlns=SVG_NAMESPACE,
         viewBox=f"0 0 {_number(width)} {_number(height)}",
-        width="100%",
+        width=_number(width),
+        height=_number(height),
         role="img",
     )
     return root.render()

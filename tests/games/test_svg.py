@@ -118,7 +118,10 @@ def test_every_picture_parses_as_svg_with_a_viewbox_about_360_wide() -> None:
         box = [float(part) for part in root.get("viewBox", "").split()]
         assert len(box) == 4 and box[:2] == [0, 0], (kind, label)
         assert 360 <= box[2] <= 400 and box[3] > 0, (kind, label)
-        assert root.get("width") == "100%" and root.get("role") == "img"
+        assert (
+            root.get("viewBox", "").split()[2:] == [root.get("width"), root.get("height")]
+            and root.get("role") == "img"
+        )
         assert local(root[0].tag) == "title" and root[0].text
 
 

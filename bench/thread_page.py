@@ -9,6 +9,11 @@ command line with the bot's answer) is read as one page (`BBSGM_POSTS_PER_PAGE=1
 `bbsgm serve`, whose app also serves the page's own bytes, saved once, from a StaticFiles
 mount: same process, middleware and connection. Sequential GETs, median of 30 each after a
 warm-up. Prints both medians and last ``thread_page_ratio <x>``: page time / static time.
+
+Also printed, not in the ratio: the page answered 304 to a browser that has it
+(If-None-Match), and the page right after each of 30 あぼーん / 戻す by the GM (written straight
+in the database, as another worker would): the posts are then put together again from each
+post's kept fragment (app/web/thread_cache.py).
 """
 
 from __future__ import annotations
@@ -34,7 +39,9 @@ from common import (
     percentile,
     scratch_database,
 )
+from sqlalchemy import select
 
+from app import moderation
 from app.db import Database
 from app.forum import service as forum
 from app.gm import service as gm
@@ -85,6 +92,32 @@ def median_get(client: httpx.Client, path: str) -> float:
     return percentile(times, 0.5)
 
 
+def median_not_modified(client: httpx.Client, path: str) -> float:
+    tag = client.get(path).headers["etag"]
+    times = []
+    for _ in range(ROUNDS):
+        t0 = time.perf_counter()
+        reply = client.get(path, headers={"If-None-Match": tag})
+        times.append(time.perf_counter() - t0)
+        assert reply.status_code == 304
+    return percentile(times, 0.5)
+
+
+def median_after_hiding(client: httpx.Client, db: Database, thread_id: int, path: str) -> float:
+    """Each round the GM hides post 5 or shows it again, then the page is read."""
+    times = []
+    for round_ in range(ROUNDS):
+        with db.session() as session:
+            master = session.scalar(select(User).where(User.name == "pagegm"))
+            moderation.set_hidden(session, thread_id, 5, master, hidden=round_ % 2 == 0)
+            session.commit()
+        t0 = time.perf_counter()
+        reply = client.get(path)
+        times.append(time.perf_counter() - t0)
+        assert reply.status_code == 200 and ("あぼーん" in reply.text) == (round_ % 2 == 0)
+    return percentile(times, 0.5)
+
+
 def app_with_static() -> Any:
     """bbsgm's app plus a mount serving BENCH_STATIC_DIR; for uvicorn --factory."""
     from fastapi.staticfiles import StaticFiles
@@ -102,7 +135,6 @@ def main() -> None:
     with scratch_database(server_url) as url, tempfile.TemporaryDirectory() as static:
         db = Database(url)
         thread_id = fill(db)
-        db.dispose()
         port = free_port()
         env = {
             **os.environ,
@@ -124,12 +156,17 @@ def main() -> None:
                 (Path(static) / "thread.html").write_bytes(page.content)
                 dynamic = median_get(client, f"/threads/{thread_id}")
                 static_time = median_get(client, "/bench-static/thread.html")
+                not_modified = median_not_modified(client, f"/threads/{thread_id}")
+                changed = median_after_hiding(client, db, thread_id, f"/threads/{thread_id}")
         finally:
             server.stop()
+            db.dispose()
     size = len(page.content) / 1024
     print(f"database: {make_url_name(url)}, page {size:.0f} KiB, {POSTS} posts")
     print(f"thread page   {dynamic * 1000:8.1f} ms (median of {ROUNDS})")
     print(f"static file   {static_time * 1000:8.1f} ms")
+    print(f"not modified  {not_modified * 1000:8.1f} ms (304 to If-None-Match)")
+    print(f"after あぼーん {changed * 1000:8.1f} ms (posts put together again from fragments)")
     print(f"thread_page_ratio {dynamic / static_time:.2f}")
 
 

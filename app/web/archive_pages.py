@@ -28,7 +28,7 @@ from app.games import all_games
 from app.gm import service as gm
 from app.i18n import N_
 from app.models import Board
-from app.web import deps
+from app.web import deps, http_cache, thread_cache
 from app.web.common import CSRF_MESSAGE, render
 from app.web.deps import PageUser, SessionDep, SettingsDep
 from app.web.messages import game_title
@@ -252,12 +252,22 @@ def _board(session: Session, slug: str) -> Board:
     return forum.get_board(session, slug)
 
 
-def _sjis(request: Request, body: bytes, last_modified: str | None = None) -> Response:
-    """The bytes as Shift_JIS text, honouring ``Range: bytes=N-`` (a browser's differential
-    fetch of a dat)."""
-    headers = {"Accept-Ranges": "bytes", "Cache-Control": "no-cache"}
+def _sjis(
+    request: Request,
+    body: bytes,
+    last_modified: str | None = None,
+    body_digest: bytes | None = None,
+) -> Response:
+    """The bytes as Shift_JIS text with their ETag (a 304 when the browser has them),
+    honouring ``Range: bytes=N-`` (a browser's differential fetch of a dat)."""
+    tag = http_cache.etag(body_digest if body_digest is not None else http_cache.digest(body))
+    headers = {"Accept-Ranges": "bytes", "Cache-Control": http_cache.PUBLIC, "ETag": tag}
     if last_modified is not None:
         headers["Last-Modified"] = last_modified
+    # If-None-Match comes before Range (RFC 9110 13.2.2); If-Modified-Since is not answered:
+    # an あぼーん changes a dat without changing its last post's time.
+    if http_cache.not_modified(request, tag):
+        return Response(status_code=304, headers=headers)
     wanted = request.headers.get("range", "")
     found = _RANGE.fullmatch(wanted.strip())
     if found:
@@ -297,10 +307,14 @@ def dat_file(request: Request, board: str, key: str, session: SessionDep) -> Res
     thread = forum.get_thread(session, int(key))
     if thread.board_id != found.id:
         raise NotFound(N_("スレッド %(id)s はこの板にありません。") % {"id": key})
-    body = dat.dat(session, thread)
+    # Names, dates, IDs and bodies never change; the title, new posts and あぼーん do
+    # (app/web/thread_cache.py). Undone moves do not show in a dat.
+    version = thread_cache.thread_version(session, thread, None)
+    cache_key = ("dat", thread.id, thread.title, version.post_count, version.moderation)
+    body, body_digest = thread_cache.cached_file(cache_key, lambda: dat.dat(session, thread))
     modified = format_datetime(thread.last_post_at, usegmt=True)
     session.commit()
-    return _sjis(request, body, modified)
+    return _sjis(request, body, modified, body_digest)
 
 
 @router.get("/test/read.cgi/{board}/{key}/")

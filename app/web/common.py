@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import Form, Query, Request, Response
 from fastapi.responses import RedirectResponse
+from markupsafe import Markup
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, lazyload
 
 from app import moderation
 from app.forum import service as forum
-from app.forum.render import render_body
 from app.gm import service as gm
 from app.i18n import N_
-from app.models import Game, Move, Post, Thread, User
-from app.web import deps
+from app.models import Game, Post, Thread, User
+from app.web import deps, http_cache, thread_cache
 
 PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]
 FormText = Annotated[str, Form()]
@@ -70,7 +72,7 @@ def game_panel(session: Session, game: Game, user: User | None) -> dict[str, Any
     }
 
 
-def post_accounts(session: Session, posts: list[Post], user: User | None) -> dict[int, str]:
+def post_accounts(session: Session, posts: Sequence[Post], user: User | None) -> dict[int, str]:
     """For a site admin: the account behind each post of the page (its 名前欄 may have shown
     another name, docs/forum.md), by account id. Nobody else is told."""
     if user is None or not user.is_admin:
@@ -82,37 +84,87 @@ def post_accounts(session: Session, posts: list[Post], user: User | None) -> dic
     return {user_id: name for user_id, name in rows}
 
 
+def _game_of(session: Session, thread: Thread) -> Game | None:
+    """The thread's game, as gm.game_for_thread, without joining the thread (and its board)
+    the page has loaded already: ``game.thread`` is then found in the session."""
+    return session.scalar(
+        select(Game).where(Game.thread_id == thread.id).options(lazyload(Game.thread))
+    )
+
+
 def thread_context(
-    session: Session, thread: Thread, user: User | None, page: int, per_page: int
-) -> dict[str, Any]:
-    """Posts of one page (あぼーん applied, undone moves marked) and the game panel."""
+    request: Request,
+    session: Session,
+    thread: Thread,
+    user: User | None,
+    page: int,
+    per_page: int,
+) -> tuple[dict[str, Any], thread_cache.PostsBlock]:
+    """One page of a thread: the template's context (the posts stand in as ``POSTS_MARKER``)
+    and the posts themselves, あぼーん applied and undone moves marked, from the cache where
+    the viewer may share them (app/web/thread_cache.py)."""
     current = forum.page_of(thread.post_count, per_page, page)
-    posts = forum.list_posts(session, thread, (current.number - 1) * per_page, per_page)
-
-    def anchor_href(number: int) -> str:
-        target_page = (number - 1) // per_page + 1
-        return f"#{number}" if target_page == current.number else f"?page={target_page}#{number}"
-
-    rendered = [
-        (post, render_body(moderation.shown_body(post, user), anchor_href)) for post in posts
-    ]
-    game = gm.game_for_thread(session, thread.id)
-    undone: set[int] = set()
-    if game is not None:
-        undone = {
-            post_id
-            for post_id in session.scalars(
-                select(Move.post_id).where(Move.game_id == game.id, Move.undone.is_(True))
-            )
-            if post_id is not None
-        }
-    return {
+    game = _game_of(session, thread)
+    version = thread_cache.thread_version(session, thread, game)
+    can_moderate = moderation.can_moderate(session, thread.id, user)
+    posts_context = thread_cache.PostsContext(
+        thread=thread,
+        page=current,
+        per_page=per_page,
+        board_game_id=game.id if game is not None else None,
+        viewer=thread_cache.viewer_class(user, can_moderate),
+        user=user,
+        can_moderate=can_moderate,
+        csrf_token=deps.csrf_token(request),
+    )
+    block = thread_cache.posts_block(
+        session,
+        request.app.state.templates.env,
+        version,
+        posts_context,
+        lambda posts: post_accounts(session, posts, user),
+    )
+    context = {
         "thread": thread,
-        "posts": rendered,
+        "posts_html": POSTS_MARKER,
         "page": current,
-        "post_accounts": post_accounts(session, posts, user),
-        "undone_posts": undone,
-        "can_moderate": moderation.can_moderate(session, thread.id, user),
+        "can_moderate": can_moderate,
         "panel": game_panel(session, game, user) if game is not None else None,
-        "board_game_id": game.id if game is not None else None,
+        "board_game_id": posts_context.board_game_id,
     }
+    return context, block
+
+
+# Where the posts go in forum/thread.html; no text of a page can hold it (escaped: no ``<``).
+POSTS_MARKER = Markup(f"<!--bbsgm-posts-{secrets.token_hex(16)}-->")
+
+
+def render_thread(
+    request: Request,
+    user: User | None,
+    context: dict[str, Any],
+    block: thread_cache.PostsBlock,
+    status_code: int = 200,
+    *,
+    conditional: bool,
+    **extra: Any,
+) -> Response:
+    """forum/thread.html around the posts' bytes. ``conditional``: with an ETag (a digest of
+    the page's own bytes and the posts' digest) and a 304 when the browser has the page."""
+    template = request.app.state.templates.get_template("forum/thread.html")
+    text = template.render(deps.template_context(request, user, **context, **extra))
+    before, marker, after = text.partition(str(POSTS_MARKER))
+    assert marker, "forum/thread.html lost its posts_html"
+    head, tail = before.encode(), after.encode()
+    body = b"".join((head, block.body, tail))
+    if not conditional:
+        return Response(body, status_code=status_code, media_type="text/html")
+    tag = http_cache.etag(head, block.digest, block.variant, tail)
+    return http_cache.conditional(
+        request,
+        body,
+        tag,
+        media_type="text/html",
+        cache_control=http_cache.PRIVATE,
+        status_code=status_code,
+    )

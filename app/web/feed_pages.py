@@ -11,8 +11,9 @@ from sqlalchemy.orm import Session
 from app import delivery, feeds
 from app.api.schemas import ERROR_RESPONSES
 from app.errors import ServiceError
+from app.forum import service as forum
 from app.models import User
-from app.web import deps
+from app.web import deps, http_cache, thread_cache
 from app.web.common import CSRF_MESSAGE, redirect, render
 from app.web.deps import ApiUser, PageUser, SessionDep
 
@@ -25,6 +26,12 @@ def _base(request: Request) -> str:
     return str(request.base_url).rstrip("/")
 
 
+def _subscription_base(request: Request) -> str | None:
+    """The site's address as this request saw it, kept with a webhook or the mail settings
+    for their links when BBSGM_BASE_URL is unset."""
+    return delivery.request_base_url(str(request.base_url), request.scope.get("root_path", ""))
+
+
 @router.get("/feeds/{token}.atom", include_in_schema=False)
 def private_feed(request: Request, token: str, session: SessionDep) -> Response:
     user = feeds.user_for_feed(session, token)
@@ -34,12 +41,34 @@ def private_feed(request: Request, token: str, session: SessionDep) -> Response:
 
 @router.get("/boards/{slug}/feed.atom", include_in_schema=False)
 def board_feed(request: Request, slug: str, session: SessionDep) -> Response:
-    return Response(feeds.board_feed(session, slug, _base(request)), media_type=ATOM)
+    base = _base(request)
+    key = thread_cache.board_feed_key(session, forum.get_board(session, slug), feeds.ENTRIES)
+    body, digest = thread_cache.cached_file(
+        (*key, base), lambda: feeds.board_feed(session, slug, base)
+    )
+    session.commit()
+    return _feed_response(request, body, digest)
 
 
 @router.get("/threads/{thread_id}/feed.atom", include_in_schema=False)
 def thread_feed(request: Request, thread_id: int, session: SessionDep) -> Response:
-    return Response(feeds.thread_feed(session, thread_id, _base(request)), media_type=ATOM)
+    base = _base(request)
+    thread = forum.get_thread(session, thread_id)
+    version = thread_cache.thread_version(session, thread, None)
+    key = ("thread-feed", thread.id, thread.title, version.post_count, version.moderation, base)
+    body, digest = thread_cache.cached_file(
+        key, lambda: feeds.thread_feed(session, thread_id, base)
+    )
+    session.commit()
+    return _feed_response(request, body, digest)
+
+
+def _feed_response(request: Request, body: bytes, digest: bytes) -> Response:
+    """The same bytes for every reader: any cache may keep them, asking each time."""
+    tag = http_cache.etag(digest)
+    return http_cache.conditional(
+        request, body, tag, media_type=ATOM, cache_control=http_cache.PUBLIC
+    )
 
 
 def _notifications(
@@ -132,8 +161,10 @@ def api_webhooks(session: SessionDep, user: ApiUser) -> list[dict[str, object]]:
 
 
 @router.post("/api/me/webhooks", status_code=201)
-def api_add_webhook(body: WebhookIn, session: SessionDep, user: ApiUser) -> dict[str, object]:
-    hook = delivery.add_webhook(session, user, body.url)
+def api_add_webhook(
+    request: Request, body: WebhookIn, session: SessionDep, user: ApiUser
+) -> dict[str, object]:
+    hook = delivery.add_webhook(session, user, body.url, _subscription_base(request))
     session.commit()
     return {"id": hook.id, "url": hook.url}
 
@@ -146,8 +177,10 @@ def api_remove_webhook(hook_id: int, session: SessionDep, user: ApiUser) -> Resp
 
 
 @router.put("/api/me/email")
-def api_email(body: EmailIn, session: SessionDep, user: ApiUser) -> dict[str, object]:
-    delivery.set_email(session, user, body.email, body.notify)
+def api_email(
+    request: Request, body: EmailIn, session: SessionDep, user: ApiUser
+) -> dict[str, object]:
+    delivery.set_email(session, user, body.email, body.notify, _subscription_base(request))
     session.commit()
     return {"email": user.email, "notify": user.email_notify}
 
@@ -190,11 +223,11 @@ def notification_settings(
         return render(request, "error.html", user, 403, status=403, message=CSRF_MESSAGE)
     try:
         if action == "add_webhook":
-            delivery.add_webhook(session, user, url)
+            delivery.add_webhook(session, user, url, _subscription_base(request))
         elif action == "remove_webhook":
             delivery.remove_webhook(session, user, hook_id)
         elif action == "email":
-            delivery.set_email(session, user, email, notify == "on")
+            delivery.set_email(session, user, email, notify == "on", _subscription_base(request))
         session.commit()
     except ServiceError as exc:
         session.rollback()

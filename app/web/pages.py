@@ -22,6 +22,7 @@ from app.web.common import (
     PageNumber,
     redirect,
     render,
+    render_thread,
     safe_next,
     thread_context,
 )
@@ -137,12 +138,12 @@ def thread_page(
     page: PageNumber = 1,
 ) -> Response:
     thread = forum.get_thread(session, thread_id)
-    context = thread_context(session, thread, user, page, settings.posts_per_page)
-    if user is not None and context["posts"]:
-        forum.mark_read(session, user, thread, context["posts"][-1][0].number)
+    context, posts = thread_context(request, session, thread, user, page, settings.posts_per_page)
+    if user is not None and posts.last_number is not None:
+        forum.mark_read(session, user, thread, posts.last_number)
     session.commit()
     form = {"body": "", "name": ""}
-    return render(request, "forum/thread.html", user, form=form, error=None, **context)
+    return render_thread(request, user, context, posts, conditional=True, form=form, error=None)
 
 
 @router.post("/threads/{thread_id}/posts")
@@ -230,17 +231,20 @@ def _thread_again(
     and the 名前欄 as it was sent (a key included: it goes back to the poster alone, who
     typed it, in this one answer, and is never stored)."""
     thread = forum.get_thread(session, thread_id)
-    context = thread_context(session, thread, user, 1_000_000, settings.posts_per_page)
+    context, posts = thread_context(
+        request, session, thread, user, 1_000_000, settings.posts_per_page
+    )
     session.commit()
-    return render(
+    return render_thread(
         request,
-        "forum/thread.html",
         user,
+        context,
+        posts,
         status,
+        conditional=False,
         form=form,
         error=error,
         preview=preview,
-        **context,
     )
 
 

@@ -8,6 +8,13 @@ from collections.abc import Sequence
 
 from app.config import Settings, get_settings
 
+BASE_URL_UNSET = (
+    "bbsgm: warning: BBSGM_BASE_URL is not set. Links in webhook and mail notifications use "
+    "the address each webhook or mail address was registered from (its request's Host); set "
+    "BBSGM_BASE_URL to the site's public URL (e.g. https://bbs.example.org) so that they all "
+    "lead there."
+)
+
 
 def _prepare_database(settings: Settings) -> None:
     from app import migrate
@@ -33,6 +40,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         _prepare_database(settings)
     settings.resolved_secret_key()
     print(f"bbsgm: serving on http://{args.host}:{args.port}/ ({settings.database_url})")
+    if settings.base_url is None:
+        print(BASE_URL_UNSET, file=sys.stderr)
+    else:
+        print(f"bbsgm: links in webhooks and mail: {settings.base_url}/")
     uvicorn.run(
         "app.main:app_factory",
         factory=True,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import secrets
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
@@ -34,7 +35,10 @@ class Settings(BaseSettings):
     # notify this process, e.g. `bbsgm tick` on SQLite).
     live_poll_seconds: float = Field(default=15.0, gt=0, le=86_400)
     # Notifications by webhook and mail (app/delivery.py).
-    base_url: str = "http://127.0.0.1:8000"  # links in webhook and mail messages
+    # The site's public address for the links in webhook and mail messages, which are built
+    # by a background worker, away from any request. None (unset): each subscription's links
+    # use the address of the request that made it (docs/notifications.md).
+    base_url: str | None = None
     deliver_seconds: int = Field(default=5, ge=0, le=3600)  # 0: only `bbsgm deliver`
     smtp_host: str | None = None  # mail is off until this is set
     smtp_port: int = 25
@@ -63,6 +67,19 @@ class Settings(BaseSettings):
     templates_dir: Path = Field(default_factory=lambda: resource_dir("templates"))
     grammar_dir: Path = Field(default_factory=lambda: resource_dir("grammar"))
     migrations_dir: Path = Field(default_factory=lambda: resource_dir("migrations"))
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        """``https://bbs.example.org/forum/`` is kept as ``https://bbs.example.org/forum``
+        (links append ``/games/1``); an empty value is unset."""
+        value = (value or "").strip().rstrip("/")
+        if not value:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("BBSGM_BASE_URL must be an absolute http(s) URL")
+        return value
 
     @property
     def is_sqlite(self) -> bool:

@@ -31,6 +31,9 @@ MAX_ATTEMPTS = 6
 FIRST_RETRY = timedelta(seconds=30)
 LEASE = timedelta(seconds=60)
 BATCH = 50
+# Links of a message whose subscription predates the record of where it was made from (and
+# no BBSGM_BASE_URL): what every link used before that record.
+FALLBACK_BASE_URL = "http://127.0.0.1:8000"
 
 
 def validate_url(raw: str) -> str:
@@ -53,14 +56,42 @@ def validate_url(raw: str) -> str:
     return url
 
 
-def add_webhook(session: Session, user: User, raw_url: str) -> Webhook:
+def request_base_url(base_url: str, root_path: str = "") -> str | None:
+    """The site's address as a request saw it (Starlette's ``request.base_url``: the scheme,
+    through a trusted proxy's X-Forwarded-Proto, the Host header and the root path), kept
+    with a subscription for the links in its messages. None for a Host header that makes no
+    plain address (a path, a query, credentials, a bad port): such links would lead nowhere."""
+    base = base_url.rstrip("/")
+    if len(base) > 200 or any(ch.isspace() or not ch.isprintable() for ch in base):
+        return None
+    try:
+        parts = urlsplit(base)
+        parts.port  # noqa: B018 — raises ValueError for a port that is no number
+    except ValueError:
+        return None
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.username is not None
+        or parts.password is not None
+        or "?" in base
+        or "#" in base
+        or parts.path != root_path.rstrip("/")
+    ):
+        return None
+    return base
+
+
+def add_webhook(session: Session, user: User, raw_url: str, base_url: str | None = None) -> Webhook:
+    """``base_url``: the site's address as the registering request saw it
+    (``request_base_url``), for the links in this webhook's messages."""
     url = validate_url(raw_url)
     hooks = list_webhooks(session, user)
     if len(hooks) >= MAX_WEBHOOKS:
         raise Invalid(f"Webhook は{MAX_WEBHOOKS}個までです。", field="url")
     if any(h.url == url for h in hooks):
         raise Invalid("その URL はもう登録されています。", field="url")
-    hook = Webhook(user_id=user.id, url=url)
+    hook = Webhook(user_id=user.id, url=url, base_url=base_url)
     session.add(hook)
     session.flush()
     return hook
@@ -84,7 +115,10 @@ def remove_webhook(session: Session, user: User, hook_id: int) -> None:
     session.flush()
 
 
-def set_email(session: Session, user: User, email: str | None, notify: bool) -> None:
+def set_email(
+    session: Session, user: User, email: str | None, notify: bool, base_url: str | None = None
+) -> None:
+    """``base_url``: the site's address as the request saw it, for the links in the mail."""
     address = (email or "").strip() or None
     if address is not None and (
         len(address) > 254
@@ -97,6 +131,8 @@ def set_email(session: Session, user: User, email: str | None, notify: bool) -> 
         raise Invalid("メール通知を受けるにはメールアドレスが必要です。", field="email")
     user.email = address
     user.email_notify = notify
+    if base_url is not None:
+        user.email_base_url = base_url
     session.flush()
 
 
@@ -185,8 +221,23 @@ class Job:
     payload: dict[str, object]
 
 
-def _claim(db: Database, now: datetime, base_url: str) -> list[Job]:
-    """Take due deliveries for LEASE (so another worker skips them) and build their messages."""
+def _base_url(session: Session, delivery: Delivery, note: Notification) -> str:
+    """Where the links of a message lead when BBSGM_BASE_URL is unset: the address the webhook
+    was registered from, or the mail set up from; for rows older than that record, the old
+    default."""
+    base: str | None = None
+    if delivery.webhook_id is not None:
+        hook = session.get(Webhook, delivery.webhook_id)
+        base = hook.base_url if hook is not None else None
+    elif delivery.channel == "email":
+        user = session.get(User, note.user_id)
+        base = user.email_base_url if user is not None else None
+    return base or FALLBACK_BASE_URL
+
+
+def _claim(db: Database, now: datetime, base_url: str | None) -> list[Job]:
+    """Take due deliveries for LEASE (so another worker skips them) and build their messages
+    (links on ``base_url``, BBSGM_BASE_URL, or where each subscription was made from)."""
     with db.session() as session:
         query = (
             select(Delivery)
@@ -208,7 +259,8 @@ def _claim(db: Database, now: datetime, base_url: str) -> list[Job]:
             delivery.status = "sending"
             delivery.attempts += 1
             delivery.next_attempt_at = now + LEASE
-            jobs.append(_job(session, delivery, note, base_url))
+            base = base_url or _base_url(session, delivery, note)
+            jobs.append(_job(session, delivery, note, base))
         session.commit()
         return jobs
 
@@ -297,7 +349,8 @@ def deliver_due(
     """Send what is due; returns counts of sent / retried / failed."""
     now = now or utcnow()
     counts = {"sent": 0, "retry": 0, "failed": 0}
-    for job in _claim(db, now, settings.base_url.rstrip("/")):
+    configured = settings.base_url.rstrip("/") if settings.base_url else None
+    for job in _claim(db, now, configured):
         error: str | None = None
         status: int | None = None
         permanent = False

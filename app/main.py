@@ -19,7 +19,7 @@ from sqlalchemy.exc import OperationalError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app import games, live
+from app import accounts, games, live
 from app.api.archive import router as archive_api_router
 from app.api.cards import router as cards_api_router
 from app.api.games import router as games_api_router
@@ -32,6 +32,7 @@ from app.errors import ServiceError
 from app.gm.deadlines import tick
 from app.headers import SecurityHeaders
 from app.i18n import LanguageMiddleware
+from app.models import User
 from app.ratelimit import RequestLimits, in_flight_limit
 from app.web import deps
 from app.web.archive_pages import router as archive_pages_router
@@ -136,7 +137,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     async def service_error(request: Request, exc: ServiceError) -> Response:
         if _wants_json(request):
             return JSONResponse({"detail": exc.message}, status_code=exc.status)
-        return error_page(request, exc.status, exc.message)
+        return await error_page(request, exc.status, exc.message)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
@@ -147,7 +148,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         message = {404: "ページが見つかりません。", 405: "その操作はできません。"}.get(
             exc.status_code, str(exc.detail)
         )
-        return error_page(request, exc.status_code, message)
+        return await error_page(request, exc.status_code, message)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> Response:
@@ -157,14 +158,14 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
                 for err in exc.errors()
             ]
             return JSONResponse({"detail": errors}, status_code=422)
-        return error_page(request, 422, "リクエストの形式が正しくありません。")
+        return await error_page(request, 422, "リクエストの形式が正しくありません。")
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> Response:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         if _wants_json(request):
             return JSONResponse({"detail": "internal error"}, status_code=500)
-        return error_page(request, 500, "サーバー内部でエラーが起きました。")
+        return await error_page(request, 500, "サーバー内部でエラーが起きました。")
 
     async def database_unavailable(request: Request, exc: Exception) -> Response:
         """The database did not answer in time: SQLite's write lock stayed taken for
@@ -177,7 +178,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         headers = {"Retry-After": str(RETRY_AFTER_UNAVAILABLE)}
         if _wants_json(request):
             return JSONResponse({"detail": DATABASE_UNAVAILABLE}, status_code=503, headers=headers)
-        response = error_page(request, 503, DATABASE_UNAVAILABLE)
+        response = await error_page(request, 503, DATABASE_UNAVAILABLE, lookup_viewer=False)
         response.headers.update(headers)
         return response
 
@@ -230,11 +231,33 @@ async def index_runner(app: FastAPI, every: float) -> None:
             log.exception("search indexing failed")
 
 
-def error_page(request: Request, status: int, message: str) -> Response:
+def _viewer(request: Request) -> User | None:
+    """Who is logged in, for an error page's header (the same lookup as every page's
+    ``PageUser``), in a session of its own: the route's may be gone or broken by now."""
+    token = request.cookies.get(deps.SESSION_COOKIE, "")
+    if not token:
+        return None
+    database: Database = request.app.state.database
+    with database.session() as session:
+        return accounts.user_for_token(session, token, "session")
+
+
+async def error_page(
+    request: Request, status: int, message: str, *, lookup_viewer: bool = True
+) -> Response:
+    """The HTML error page, with the header of every other page: a logged-in visitor sees
+    their name and the log-out button. ``lookup_viewer=False`` when the database is what
+    failed; a lookup that fails anyway shows the page as to a visitor not logged in."""
+    user: User | None = None
+    if lookup_viewer:
+        try:
+            user = await run_in_threadpool(_viewer, request)
+        except Exception:  # the page must still be answered
+            log.warning("no viewer for the error page of %s", request.url.path, exc_info=True)
     templates = request.app.state.templates
     context = {
         "request": request,
-        "user": None,
+        "user": user,
         "csrf_token": deps.csrf_token(request) if hasattr(request.state, "csrf_nonce") else "",
         "site_name": request.app.state.settings.site_name,
         "status": status,

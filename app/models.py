@@ -74,6 +74,10 @@ class User(Base):
     # Mail notifications: off unless the user opts in and gives an address.
     email: Mapped[str | None] = mapped_column(String(254), default=None)
     email_notify: Mapped[bool] = mapped_column(Boolean, default=False)
+    # The site's address as the request that set the mail up saw it: the links in the mail
+    # when BBSGM_BASE_URL is unset (app/delivery.py). No Python default: an INSERT that does
+    # not set it leaves it out (as tests that run the models against older revisions need).
+    email_base_url: Mapped[str | None] = mapped_column(String(200))
 
 
 class ApiToken(Base):
@@ -335,6 +339,9 @@ class Webhook(Base):
     url: Mapped[str] = mapped_column(String(500))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
+    # The site's address as the request that registered the webhook saw it: the links in its
+    # messages when BBSGM_BASE_URL is unset (app/delivery.py).
+    base_url: Mapped[str | None] = mapped_column(String(200), default=None)
 
 
 class Delivery(Base):

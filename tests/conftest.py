@@ -78,6 +78,7 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
         tick_seconds=0,
         deliver_seconds=0,
         rate_limits=False,  # the suite posts fast from one address; test_limits.py has its own
+        base_url=None,  # not the environment's: links use where each subscription was made
     )
 
 

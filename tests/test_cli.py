@@ -7,9 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from app import accounts
+from app.config import Settings
 from app.db import Database
 from app.models import User
 from tests.conftest import unique_name
@@ -72,3 +74,29 @@ def test_migrate_creates_a_fresh_sqlite_database_with_a_kept_secret(tmp_path: Pa
 
         assert {"lobby", "chat", "eitsuku"} <= {b.slug for b in list_boards(session)}
     db.dispose()
+
+
+def test_serve_warns_when_base_url_is_unset(
+    database: Database, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Links in webhooks and mail are built away from any request: without BBSGM_BASE_URL
+    they use the address each subscription was made from, and `serve` says so at start."""
+    import uvicorn
+
+    from app import cli
+
+    runs: list[dict[str, object]] = []
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: runs.append(kwargs))
+    unset = Settings(database_url=database.url, secret_key="cli-test")
+    monkeypatch.setattr(cli, "get_settings", lambda: unset)
+    assert cli.main(["serve", "--port", "8123"]) == 0
+    warning = capsys.readouterr().err
+    assert len(runs) == 1 and "BBSGM_BASE_URL is not set" in warning
+    assert "webhook" in warning and "mail" in warning
+
+    configured = unset.model_copy(update={"base_url": "https://bbs.example.org"})
+    monkeypatch.setattr(cli, "get_settings", lambda: configured)
+    assert cli.main(["serve", "--port", "8123"]) == 0
+    captured = capsys.readouterr()
+    assert "BBSGM_BASE_URL" not in captured.err
+    assert "links in webhooks and mail: https://bbs.example.org/" in captured.out

@@ -16,13 +16,15 @@ from typing import Any
 import httpx
 import pytest
 from aiosmtpd.controller import Controller
+from pydantic import ValidationError
 from sqlalchemy import select
 
 from app.config import Settings
 from app.db import Database
-from app.delivery import MAX_ATTEMPTS, deliver_due
+from app.delivery import MAX_ATTEMPTS, deliver_due, request_base_url
 from app.models import Delivery, User, Webhook
 from tests.conftest import ApiUser, api_user
+from tests.test_pages import csrf, register
 
 
 class Receiver:
@@ -120,6 +122,124 @@ def test_webhook_gets_discord_and_slack_compatible_json(
     assert body["bbsgm"]["board"].endswith(picture) and "盤面の図: " in body["text"]
     log = player.get("/api/me/deliveries").json()
     assert log[0]["status"] == "sent" and log[0]["attempts"] == 1
+
+
+def test_links_are_on_the_address_the_webhook_was_registered_from(
+    client: httpx.Client, database: Database, settings: Settings, receiver: Receiver
+) -> None:
+    """BBSGM_BASE_URL unset: a webhook's links are absolute URLs on the host (and the scheme a
+    trusted proxy's X-Forwarded-Proto gives) of the request that registered it — not
+    127.0.0.1:8000, nor the address the delivery worker happens to know."""
+    assert settings.base_url is None
+    player = api_user(client)
+    added = client.post(
+        "/api/me/webhooks",
+        json={"url": receiver.url},
+        headers={**player.headers, "Host": "bbs.example.test", "X-Forwarded-Proto": "https"},
+    )
+    assert added.status_code == 201, added.text
+    game = started_game(client, player)
+    deliver_due(database, settings)
+    (body,) = receiver.bodies
+    site = "https://bbs.example.test"
+    assert body["bbsgm"]["url"] == f"{site}/games/{game['id']}"
+    assert body["bbsgm"]["board"] == f"{site}/api/games/{game['id']}/board.svg?at=0"
+    assert f"\n{site}/games/{game['id']}\n" in body["text"]
+    assert f"盤面の図: {site}/api/games/{game['id']}/board.svg?at=0" in body["text"]
+
+
+def test_a_configured_base_url_wins_over_the_registering_request(
+    client: httpx.Client, database: Database, settings: Settings, receiver: Receiver
+) -> None:
+    player = api_user(client)
+    client.post(
+        "/api/me/webhooks",
+        json={"url": receiver.url},
+        headers={**player.headers, "Host": "internal.example.test:8000"},
+    )
+    game = started_game(client, player)
+    configured = settings.model_copy(update={"base_url": "https://bbs.example.org/forum/"})
+    deliver_due(database, configured)
+    (body,) = receiver.bodies
+    assert body["bbsgm"]["url"] == f"https://bbs.example.org/forum/games/{game['id']}"
+    assert "internal.example.test" not in json.dumps(body)
+
+
+@pytest.mark.parametrize(
+    "host", ["bbs.example.test/evil?x=1", "user@bbs.example.test", "bbs.example.test:notaport"]
+)
+def test_a_host_header_that_is_no_address_is_not_kept(
+    client: httpx.Client, database: Database, host: str
+) -> None:
+    """Such a Host makes no link: the server's own address (what Starlette then takes) or none."""
+    player = api_user(client)
+    added = client.post(
+        "/api/me/webhooks",
+        json={"url": "https://hooks.example.test/x"},
+        headers={**player.headers, "Host": host},
+    )
+    assert added.status_code == 201
+    with database.session() as session:
+        hook = session.get(Webhook, added.json()["id"])
+        assert hook is not None and hook.base_url in (None, str(client.base_url).rstrip("/"))
+
+
+@pytest.mark.parametrize(
+    ("seen", "root_path", "kept"),
+    [
+        ("https://bbs.example.test/", "", "https://bbs.example.test"),
+        ("http://bbs.example.test:8080/", "", "http://bbs.example.test:8080"),
+        ("https://bbs.example.test/forum/", "/forum", "https://bbs.example.test/forum"),
+        ("http://[::1]:8000/", "", "http://[::1]:8000"),
+        ("http://bbs.example.test/evil/", "", None),
+        ("http://bbs.example.test/?x=1", "", None),
+        ("http://bbs.example.test/#x", "", None),
+        ("http://user:pw@bbs.example.test/", "", None),
+        ("http://bbs.example.test:port/", "", None),
+        ("http://bbs.example.test:99999/", "", None),
+        ("http://bbs example.test/", "", None),
+        ("javascript://bbs.example.test/", "", None),
+        ("http:///", "", None),
+        ("https://" + "a" * 200 + ".test/", "", None),
+    ],
+)
+def test_request_base_url_keeps_only_a_plain_address(
+    seen: str, root_path: str, kept: str | None
+) -> None:
+    assert request_base_url(seen, root_path) == kept
+
+
+def test_base_url_setting_is_an_absolute_address_or_unset() -> None:
+    assert Settings(base_url="https://bbs.example.org/forum/").base_url == (
+        "https://bbs.example.org/forum"
+    )
+    assert Settings(base_url="").base_url is None and Settings(base_url=" ").base_url is None
+    for wrong in ("bbs.example.org", "ftp://bbs.example.org", "https://"):
+        with pytest.raises(ValidationError, match="BBSGM_BASE_URL"):
+            Settings(base_url=wrong)
+
+
+def test_the_notifications_form_keeps_where_it_was_sent_from(
+    client: httpx.Client, database: Database
+) -> None:
+    """The page's forms (no JavaScript) record the address as the API does, for a webhook and
+    for the mail."""
+    with httpx.Client(base_url=client.base_url, timeout=30) as browser:
+        name = register(browser)
+        proxied = {"Host": "bbs.example.test", "X-Forwarded-Proto": "https"}
+        for form in (
+            {"action": "add_webhook", "url": "https://hooks.example.test/form"},
+            {"action": "email", "email": "form@bbsgm.test", "notify": "on"},
+        ):
+            token = csrf(browser.get("/notifications"))
+            sent = browser.post(
+                "/notifications/settings", data={**form, "csrf_token": token}, headers=proxied
+            )
+            assert sent.status_code == 303, sent.text
+    with database.session() as session:
+        user = session.scalars(select(User).where(User.name == name)).one()
+        hook = session.scalars(select(Webhook).where(Webhook.user_id == user.id)).one()
+        assert hook.base_url == user.email_base_url == "https://bbs.example.test"
 
 
 def test_failing_webhook_is_retried_with_backoff_then_given_up(
@@ -248,17 +368,16 @@ def test_mail_is_opt_in_and_names_game_turn_and_moves(
     assert "（第2週）" in latest_body and "最近の手:" in latest_body and "END" in latest_body
     assert "week2" not in latest_body  # the turn in words, not its key
     moves = len(client.get(f"/api/games/{game['id']}/moves").json())
-    assert (
-        f"盤面の図: {settings.base_url.rstrip('/')}/api/games/{game['id']}/board.svg?at={moves}"
-        in latest_body
-    )
+    # Absolute links on the address the mail was asked for from (BBSGM_BASE_URL unset).
+    site = str(client.base_url).rstrip("/")
+    assert f"盤面の図: {site}/api/games/{game['id']}/board.svg?at={moves}" in latest_body
     message = email.message_from_bytes(mails[0].content, policy=email.policy.default)
     assert message["From"] == "gm@bbsgm.test"
     assert "あなたの手番" in str(message["Subject"])
     body = message.get_content()
     assert "ゲーム: 配信卓（えいつく）" in body and "（第1週）" in str(message["Subject"])
     assert "week1" not in str(message["Subject"]) and "eitsuku" not in body
-    assert f"/games/{game['id']}" in body
+    assert f"{site}/games/{game['id']}" in body.splitlines()
 
 
 def test_email_validation(client: httpx.Client) -> None:

@@ -11,12 +11,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from app import ratelimit
-from app.api.schemas import ERROR_RESPONSES, PostOut, PostResult, ReplyOut
+from app.api.schemas import ERROR_RESPONSES, PostOut, PostResult, ReplyOut, ValidationIssue
 from app.archive import listing, records
 from app.errors import Invalid
 from app.games import all_games
 from app.gm import pictures, replay
 from app.gm import service as gm
+from app.gm.options import PLATFORM_FIELDS, OptionField, OptionsInvalid, game_fields
 from app.models import Game, Post, SealedCommand
 from app.moderation import log_for
 from app.web import deps
@@ -26,18 +27,71 @@ router = APIRouter(prefix="/api/games", responses=ERROR_RESPONSES)
 SEALED = "（封印）"
 
 
+class OptionOut(BaseModel):
+    """One option a new game of the kind takes (in `options` of POST /api/games)."""
+
+    name: str
+    label: str
+    help: str
+    type: str = Field(description="int, bool, text, choice, lines (name -> list of text), other")
+    default: Any
+    min: int | None
+    max: int | None
+    max_length: int | None
+    choices: list[Any]
+    platform: bool = Field(description="every kind has it (the site's, not the game's)")
+
+    @classmethod
+    def of(cls, option: OptionField, platform: bool) -> OptionOut:
+        return cls(
+            name=option.name,
+            label=option.label,
+            help=option.help,
+            type=option.widget or "other",
+            default=option.default,
+            min=option.low,
+            max=option.high,
+            max_length=option.max_length,
+            choices=list(option.values),
+            platform=platform,
+        )
+
+
 class KindOut(BaseModel):
     kind: str
     title: str
     title_en: str
     min_players: int
     max_players: int
+    options: list[OptionOut]
 
 
 class NewGame(BaseModel):
     kind: str = Field(max_length=64)
     title: str = Field(max_length=10_000)
-    options: dict[str, Any] = Field(default_factory=dict)
+    # Any JSON here, so that a value other than an object is told in Japanese like every bad
+    # option (app/gm/options.py), not by pydantic; documented as the object it must be.
+    options: Any = Field(
+        default_factory=dict,
+        json_schema_extra={"type": "object"},
+        description="The game's own options and the platform's (`deadline_hours`, "
+        "`mute_spectators`); GET /api/games/kinds lists each kind's.",
+    )
+
+
+class OptionIssue(BaseModel):
+    """One bad option: its key ("" for the options as a whole) and what it allows."""
+
+    option: str
+    message: str
+
+
+class OptionsError(BaseModel):
+    """422 for bad options: `detail` says them all in Japanese (as every bbsgm error does),
+    `errors` one by one. A malformed request gets FastAPI's list in `detail` instead."""
+
+    detail: str | list[ValidationIssue]
+    errors: list[OptionIssue] = []
 
 
 class CreatedGame(BaseModel):
@@ -166,17 +220,32 @@ def kinds() -> list[KindOut]:
             title_en=g.title_en,
             min_players=g.min_players,
             max_players=g.max_players,
+            options=[OptionOut.of(option, False) for option in game_fields(g)]
+            + [OptionOut.of(option, True) for option in PLATFORM_FIELDS],
         )
         for g in all_games()
     ]
 
 
-@router.post("", status_code=201, response_model=CreatedGame)
-def create(body: NewGame, request: Request, session: SessionDep, user: ApiUser) -> CreatedGame:
+@router.post(
+    "",
+    status_code=201,
+    response_model=CreatedGame,
+    responses={422: {"model": OptionsError, "description": "Bad options, or bad input"}},
+)
+def create(
+    body: NewGame, request: Request, session: SessionDep, user: ApiUser
+) -> CreatedGame | JSONResponse:
     ratelimit.check_post(session, request, user)
-    game = gm.create_game(
-        session, user, body.kind, body.title, body.options, deps.secret_key(request)
-    )
+    try:
+        game = gm.create_game(
+            session, user, body.kind, body.title, body.options, deps.secret_key(request)
+        )
+    except OptionsInvalid as exc:
+        session.rollback()
+        issues = [OptionIssue(option=p.name, message=p.message) for p in exc.problems]
+        answer = OptionsError(detail=exc.message, errors=issues)
+        return JSONResponse(answer.model_dump(), status_code=exc.status)
     session.commit()
     return CreatedGame(id=game.id, kind=game.kind, status=game.status, thread_id=game.thread_id)
 

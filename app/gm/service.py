@@ -16,6 +16,7 @@ from app.errors import Forbidden, Invalid, NotFound
 from app.forum import service as forum
 from app.games import all_games, find_game
 from app.games.base import Game as GameImpl
+from app.gm import options as game_options
 from app.gm import pipeline
 from app.gm.pipeline import BOT_NAME, LineError, Submission, Submitter, is_gm
 
@@ -23,7 +24,6 @@ __all__ = ["BOT_NAME", "is_gm"]
 from app.models import Game, GamePlayer, Move, Post, SealedCommand, User, utcnow
 
 STATUSES = ("recruiting", "active", "finished", "aborted")
-PLATFORM_OPTIONS = ("mute_spectators", "deadline_hours")
 
 
 # --- set-up --------------------------------------------------------------------------------
@@ -66,28 +66,15 @@ def create_game(
     """A recruiting game and its thread on the kind's board; ``gm`` is its game master.
 
     ``options`` holds the game's own options and the platform's: ``mute_spectators`` (bool)
-    and ``deadline_hours`` (int, the turn deadline).
+    and ``deadline_hours`` (int, the turn deadline); bad ones raise ``OptionsInvalid`` with a
+    Japanese message for each (app/gm/options.py).
     """
     impl = game_impl(kind)
     title = forum.clean_title(title)
-    own = {k: v for k, v in options.items() if k not in PLATFORM_OPTIONS}
-    mute = options.get("mute_spectators", False)
-    hours = options.get("deadline_hours")
-    if not isinstance(mute, bool):
-        raise Invalid("mute_spectators は true か false です。", field="options")
-    low, high = pipeline.DEADLINE_HOURS
-    if hours is not None and (not isinstance(hours, int) or not low <= hours <= high):
-        raise Invalid(f"deadline_hours は{low}〜{high}の整数です。", field="options")
-    if impl.uses_card_registry:
-        # The registry's pool as it stands now, whatever the creator sent: the game plays
-        # with these versions, and its record names them.
-        own["pool"] = cards.pool_options(session)
-    try:
-        checked = impl.Options.model_validate(own).model_dump(mode="json")
-    except ValueError as exc:
-        raise Invalid(f"オプションが正しくありません: {exc}", field="options") from exc
-    if impl.uses_card_registry and "pool" not in checked:
-        checked["pool"] = own["pool"]
+    # The registry's pool as it stands now, whatever the creator sent: the game plays with
+    # these versions, and its record names them.
+    injected = {"pool": cards.pool_options(session)} if impl.uses_card_registry else None
+    chosen = game_options.check(impl, options, injected=injected)
     board = forum.get_board(session, impl.kind)
     body = (
         f"{impl.title_ja}「{title}」の参加者を募集します（{impl.min_players}〜"
@@ -102,10 +89,10 @@ def create_game(
         thread_id=thread.id,
         gm_id=gm.id,
         seed=seed or secrets.token_hex(32),
-        options=checked,
+        options=chosen.game,
         version=0,
-        mute_spectators=mute,
-        deadline_hours=hours,
+        mute_spectators=chosen.mute_spectators,
+        deadline_hours=chosen.deadline_hours,
     )
     session.add(game)
     session.flush()

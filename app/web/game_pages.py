@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Query, Request, Response
+from fastapi import APIRouter, Depends, Form, Query, Request, Response
 from sqlalchemy.orm import Session
 
 from app import moderation, ratelimit
 from app.errors import ServiceError
 from app.forum import service as forum
 from app.forum.render import render_body
-from app.games import all_games
+from app.games import all_games, find_game
+from app.gm import options as game_options
 from app.gm import service as gm
-from app.i18n import N_
+from app.i18n import N_, gettext
 from app.models import Game, User
 from app.web import deps
 from app.web.common import CSRF_MESSAGE, game_panel, redirect, render
@@ -57,16 +58,46 @@ def games_list(
     )
 
 
-@router.get("/games/new")
-def new_game_form(request: Request, user: PageUser, kind: str = "") -> Response:
+async def posted_form(request: Request) -> dict[str, str]:
+    """The form's text fields by name (the first of a repeated one): the new game's options
+    are named by kind, so they are read here rather than one parameter each."""
+    form = await request.form()  # parsed once; the Form() parameters read the same
+    found: dict[str, str] = {}
+    for name, value in form.multi_items():
+        if isinstance(value, str):
+            found.setdefault(name, value)
+    return found
+
+
+def new_game_page(
+    request: Request,
+    user: User | None,
+    form: dict[str, str],
+    status: int = 200,
+    error: str | None = None,
+    problems: dict[str, str] | None = None,
+) -> Response:
+    """The /games/new form: each kind's own options in a fieldset of its own (only the chosen
+    kind's are read), then the options every game has (docs/gm.md, "New games")."""
+    kinds = all_games()
     return render(
         request,
         "games/new.html",
         user,
-        kinds=all_games(),
-        form={"kind": kind, "title": ""},
-        error=None,
+        status,
+        kinds=kinds,
+        kind_options={impl.kind: game_options.form_fields(impl) for impl in kinds},
+        platform_options=game_options.PLATFORM_FIELDS,
+        form=form,
+        posted=request.method == "POST",
+        error=error,
+        problems=problems or {},
     )
+
+
+@router.get("/games/new")
+def new_game_form(request: Request, user: PageUser, kind: str = "") -> Response:
+    return new_game_page(request, user, {"kind": kind, "title": ""})
 
 
 @router.post("/games")
@@ -74,27 +105,45 @@ def create_game(
     request: Request,
     session: SessionDep,
     user: PageUser,
+    posted: Annotated[dict[str, str], Depends(posted_form)],
     kind: Annotated[str, Form()] = "",
     title: Annotated[str, Form()] = "",
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
-    form = {"kind": kind, "title": title}
+    form = {**posted, "kind": kind, "title": title}
+    form.pop("csrf_token", None)
+    problems: dict[str, str] = {}
     if user is None:
         status, error = 401, N_("ゲームを作るにはログインしてください。")
     elif not deps.csrf_ok(request, csrf_token):
         status, error = 403, CSRF_MESSAGE
     else:
+        impl = find_game(kind)
+        options = game_options.from_form(impl, posted) if impl is not None else {}
         try:
             ratelimit.check_post(session, request, user)
-            game = gm.create_game(session, user, kind, title, {}, deps.secret_key(request))
+            game = gm.create_game(session, user, kind, title, options, deps.secret_key(request))
             session.commit()
             return redirect(f"/games/{game.id}")
+        except game_options.OptionsInvalid as exc:
+            session.rollback()
+            status = exc.status
+            said = {p.name: option_message(p) for p in exc.problems}
+            problems = {game_options.input_name(kind, p): said[p.name] for p in exc.problems}
+            error = gettext(game_options.SUMMARY) % {"reason": " ".join(said.values())}
         except ServiceError as exc:
             session.rollback()
             status, error = exc.status, exc.message
-    return render(
-        request, "games/new.html", user, status, kinds=all_games(), form=form, error=error
-    )
+    return new_game_page(request, user, form, status, error, problems)
+
+
+def option_message(problem: game_options.Problem) -> str:
+    """A bad option's message in the reader's language (its label and values looked up)."""
+    values = {
+        key: gettext(value) if key == "label" else value for key, value in problem.values.items()
+    }
+    said: str = gettext(problem.msgid) % values if values else gettext(problem.msgid)
+    return said
 
 
 def _game_page(

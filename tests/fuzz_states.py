@@ -95,7 +95,9 @@ def _eitsuku(script: Script) -> None:
         waiting = game.impl.waiting_for(game.state)
         seat = seat if seat in waiting else choices.choice(waiting)
         lines = game.impl.legal(game.state, seat)
-        eager = [line for line in lines if line.startswith(("SET", "RELEASE", "CHOOSE", "BUY"))]
+        eager = [
+            line for line in lines if line.startswith(("SET", "RELEASE", "CHOOSE", "BUY", "SCOUT"))
+        ]
         game.do(seat, choices.choice(eager if eager and choices.random() < 0.6 else lines))
         if len(script.steps) == 3:
             game.stop("第1週の途中")
@@ -286,9 +288,7 @@ def _crowded(state: State, line: str, seat: int) -> bool:
     numbers = sorted(int(card.lstrip("F")) for card in line.split()[1:])
     prefix = f"{numbers[0]}{numbers[1]}"
     return any(
-        piece[0] != seat
-        for letter in "abc"
-        for piece in state["pieces"].get(prefix + letter, ())
+        piece[0] != seat for letter in "abc" for piece in state["pieces"].get(prefix + letter, ())
     )
 
 

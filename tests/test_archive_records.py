@@ -386,3 +386,30 @@ def test_cli_verify_and_import(
     assert main(["import", str(tmp_path / "missing.json")]) == 1
     assert "cannot read" in capsys.readouterr().err
     assert main(["verify"]) == 2
+
+
+def test_a_record_from_before_editions_verifies_by_the_edition_it_was_played_under(
+    session: Session,
+) -> None:
+    """A えいつく record written before its rules had editions names none: it was played under
+    edition 1 (starting cards out of the piles) and verifies by it; read as edition 2 it would
+    not (docs/rules/eitsuku.md, "Editions")."""
+    from tests.test_archive_helpers import new_table, pick
+
+    played = new_table(session, 2, "旧版の卓")
+    game = played.game
+    game.options = {"edition": 1}  # as 0013_eitsuku_edition marks a game stored before
+    session.flush()
+    post(session, game, played.master, "START")
+    while game.status == "active":
+        for user in played.players:
+            lines = gm.legal_lines(game, user)
+            if lines:
+                post(session, game, user, pick(lines))
+    data = exported(session, game)
+    assert data["options"] == {"edition": 1}
+    before_editions = {**data, "options": {}}
+    record = records.parse_record(before_editions)
+    assert record.options == {"edition": 1}
+    assert verify(record).ok
+    assert not verify(records.parse_record({**data, "options": {"edition": 2}})).ok

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from app.archive.fold import MoveLine, Step, steps
 from app.errors import Invalid
 from app.forum import service as forum
+from app.games import find_game
 from app.games.base import CommandSyntaxError, RuleError
 from app.games.base import Game as GameImpl
 from app.gm import service as gm
@@ -147,12 +148,22 @@ def parse_record(data: Any) -> GameRecord:
     if _has_nul(data):
         raise Invalid("記録に使えない文字（NUL）が含まれています。")
     try:
-        return GameRecord.model_validate(data)
+        record = GameRecord.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()[:5]
         )
         raise Invalid(f"記録の形式が正しくありません: {problems}") from None
+    return with_edition(record)
+
+
+def with_edition(record: GameRecord) -> GameRecord:
+    """A record of a kind whose rules have editions (Game.edition) that names none was written
+    before editions existed: its game was made under edition 1, and replays by it."""
+    impl = find_game(record.kind)
+    if impl is None or impl.edition <= 1 or "edition" in record.options:
+        return record
+    return record.model_copy(update={"options": {**record.options, "edition": 1}})
 
 
 def _has_nul(value: Any) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,6 +33,7 @@ from app.games.eitsuku.events import EVENT_NAMES, EVENTS
 from app.games.eitsuku.rules import auto_flip, auto_pay, card_census, full_census
 
 NAMES = ["A", "B", "C", "D", "E", "F"]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -120,6 +122,14 @@ def rejected(state: State, seat: int, line: str) -> RuleError:
     return caught.value
 
 
+def empty_piles(state: State, *cards: str) -> None:
+    """Move what is left of these budget piles to the discard (as if bought and spent)."""
+    for card in cards:
+        state["discard"][card] = state["discard"].get(card, 0) + state["piles"][card]
+        state["piles"][card] = 0
+    assert card_census(state) == full_census(len(state["players"]))
+
+
 def end_week(state: State) -> State:
     """Everyone still to move posts END."""
     for seat in game.waiting_for(state):
@@ -151,15 +161,23 @@ def test_setup_stock_small5_mid2_roles2_events2(players: int) -> None:
 
 
 @pytest.mark.parametrize("players", [2, 4, 6])
-def test_setup_budget_piles_players_times_6_starting_cards_from_piles(players: int) -> None:
-    """R 2−1: each budget pile PL数×6; I: the starting budget cards are taken from the piles."""
+def test_setup_budget_piles_players_times_6_starting_cards_not_from_piles(players: int) -> None:
+    """R 2−1: each budget pile PL数×6; I: the starting budget cards (R 2−2 ゲームの開始
+    【予算・小】5枚、【予算・中】2枚) do not come out of the piles — only week 1's start phase
+    has taken one 予算・小 from the pile per player."""
     state = game.setup(NAMES[:players], {}, Rng("piles", 0))
     assert state["piles"] == {
-        SMALL: 6 * players - 5 * players - players,
-        MEDIUM: 6 * players - 2 * players,
+        SMALL: 6 * players - players,
+        MEDIUM: 6 * players,
         LARGE: 6 * players,
     }
     assert card_census(state) == full_census(players)
+    census = full_census(players)
+    assert (census[SMALL], census[MEDIUM], census[LARGE]) == (
+        11 * players,
+        8 * players,
+        6 * players,
+    )
 
 
 def test_setup_role_decks_1_to_3_x3_and_4_to_6_x2() -> None:
@@ -261,7 +279,7 @@ def test_start_phase_adds_small_budget() -> None:
 def test_start_phase_adds_medium_when_small_pile_empty() -> None:
     """R 2−2:【予算・小】が0枚になっている場合、代わりに【予算・中】のカード1枚を追加する。"""
     state = start(2)
-    assert state["piles"][SMALL] == 0
+    empty_piles(state, SMALL)
     state = end_week(state)
     for player in state["players"]:
         assert player["stock"][SMALL] == 6 and player["stock"][MEDIUM] == 3
@@ -270,8 +288,7 @@ def test_start_phase_adds_medium_when_small_pile_empty() -> None:
 def test_start_phase_adds_nothing_when_both_piles_empty() -> None:
     """I: if both 予算・小 and 予算・中 piles are empty, the start phase adds nothing."""
     state = start(2)
-    rig(state, 0, budget={SMALL: 6, MEDIUM: 2 + state["piles"][MEDIUM]})
-    assert state["piles"][SMALL] == 0 and state["piles"][MEDIUM] == 0
+    empty_piles(state, SMALL, MEDIUM)
     stocks = [dict(p["stock"]) for p in state["players"]]
     state = end_week(state)
     assert [p["stock"] for p in state["players"]] == stocks
@@ -331,7 +348,7 @@ def test_flipped_cards_turn_face_up_at_end_of_week() -> None:
     assert player["stock"][MEDIUM] == 3
     state = end_week(state)
     assert state["players"][0]["flipped"] == {}
-    assert state["players"][0]["stock"][SMALL] == 6
+    assert state["players"][0]["stock"][SMALL] == 6 + 1  # + week 2's start phase
 
 
 def test_turn_key_changes_with_week() -> None:
@@ -408,7 +425,7 @@ def test_buy_small_costs_0() -> None:
 def test_buy_from_empty_pile_rejected() -> None:
     """R 2−2: a card is taken from the pile, so an empty pile gives nothing to buy."""
     state = start(2)
-    assert state["piles"][SMALL] == 0
+    empty_piles(state, SMALL)
     assert "BUY 小" not in game.legal(state, 0)
     assert "残っていません" in rejected(state, 0, "BUY 小").message
 
@@ -562,13 +579,30 @@ def test_set_card_not_in_stock_rejected() -> None:
     assert "役者5 はありません" in error.message and "役者1" in error.message
 
 
-def test_set_phase_one_action_set_or_draw() -> None:
-    """R 2−2 セットフェイズ: draw an event card, or place one role card (one of them)."""
+def test_set_phase_one_action_set_or_draw_is_an_interpretation() -> None:
+    """I: one set-phase action a week — draw an event card or place one role card. R 2−2 says
+    only 「セットフェイズでは次の行動を行うことができる」 (no 「いずれか1つ」 as in the scout
+    phase), so the refusal names the rule as the project's reading, not the rulebook's."""
     state = start(2)
     rig(state, 0, roles=["役者1"])
     state, _ = play(state, 0, "DRAW")
-    assert "セットフェイズの行動をもう行いました" in rejected(state, 0, "SET 主演 役者1").message
+    error = rejected(state, 0, "SET 主演 役者1")
+    assert "セットフェイズの行動をもう行いました" in error.message
+    assert "(I: " in error.message and "R 2−2 セットフェイズ:" not in error.message
+    assert "「次の行動を行うことができる」" in error.message
+    assert "コストが支払えないため、イベントカードを1枚引きます" in error.message
     assert game.legal(state, 0) == ["END"]
+
+
+def test_rules_page_marks_set_phase_one_action_as_interpretation() -> None:
+    """docs/rules/eitsuku.md: the set phase's one action is I, quoting the rulebook's words;
+    only the scout phase's heading cites R for 「いずれか1つ」."""
+    page = (ROOT / "docs" / "rules" / "eitsuku.md").read_text(encoding="utf-8")
+    headings = {line.split(" — ")[0]: line for line in page.splitlines() if line.startswith("### ")}
+    set_heading = headings["### 4. Set"]
+    assert "(I:" in set_heading and "「次の行動を行うことができる」" in set_heading
+    assert "R;" not in set_heading and "いずれか" not in set_heading
+    assert "R「次のうちいずれか1つの行動」" in headings["### 3. Scout"]
 
 
 # --------------------------------------------------------------------------- end
@@ -910,8 +944,7 @@ def test_event_promoter_intervention_minus_declared_number() -> None:
     state = start(2)
     rig(state, 0, slots=full_slots(), events=["プロモーターの介入"])
     legal = [line for line in game.legal(state, 0) if "プロモーター" in line]
-    # The 予算・小 pile is empty after week 1's start, so 1 cannot be made.
-    assert legal == [f"EVENT プロモーターの介入 {n}" for n in range(2, 7)]
+    assert legal == [f"EVENT プロモーターの介入 {n}" for n in range(1, 7)]
     state, _ = play(state, 0, "EVENT プロモーターの介入 5")
     assert state["players"][0]["stock"] == {SMALL: 6, MEDIUM: 3, LARGE: 1}
     assert state["players"][0]["events"] == [{"name": "プロモーターの介入", "week": 1, "number": 5}]
@@ -923,12 +956,7 @@ def test_event_promoter_intervention_minus_declared_number() -> None:
 def test_event_promoter_needs_piles_to_make_the_number() -> None:
     state = start(2)
     rig(state, 0, events=["プロモーターの介入"])
-    assert state["piles"][SMALL] == 0
-    rig(
-        state,
-        1,
-        budget={SMALL: 6, MEDIUM: 2 + state["piles"][MEDIUM], LARGE: state["piles"][LARGE]},
-    )
+    empty_piles(state, SMALL, MEDIUM, LARGE)
     error = rejected(state, 0, "EVENT プロモーターの介入 1")
     assert "用意できません" in error.message
     assert not any("プロモーター" in line for line in error.legal)
@@ -1121,6 +1149,78 @@ def test_event_table_gives_every_card_an_effect_and_source() -> None:
     for card in EVENTS.values():
         assert card.effect and card.source
         assert card.source.startswith(("R ", "house rule"))
+
+
+# --------------------------------------------------------------------------- view
+
+
+def test_view_first_release_week_known_from_the_first_release() -> None:
+    """R 2−4 公開週補正 counts from the first player to release: the view's
+    `first_release_week` is set by the first RELEASE (null before), not only at the end, so a
+    client can show each released player's running correction."""
+    state = start(3)
+    rig(state, 0, slots=full_slots())
+    rig(state, 1, slots=full_slots("役者2", "脚本家3", "音楽家4", "演出家5"))
+    state = end_week(state)
+    assert game.view(state, None)["first_release_week"] is None
+    state, _ = play(state, 0, "RELEASE")
+    view = game.view(state, None)
+    assert not view["over"] and view["first_release_week"] == 2
+    assert state["first_release_week"] == 2
+    saved_before = copy.deepcopy(state)  # a game saved while the field was set only at the end
+    saved_before["first_release_week"] = None
+    assert game.view(saved_before, None)["first_release_week"] == 2
+    state, _ = play(state, 1, "END")
+    state, _ = play(state, 2, "END")
+    state, _ = play(state, 1, "RELEASE")
+    view = game.view(state, 1)
+    assert not view["over"] and view["first_release_week"] == 2
+    released = {p["name"]: p["released_week"] for p in view["players"]}
+    assert released == {"A": 2, "B": 3, "C": None}
+    state = _finish(state)
+    assert game.view(state, None)["first_release_week"] == 2
+    assert _scores(state)["B"]["release"] == -5
+
+
+def test_view_active_effects_this_week_with_the_week_they_came_from() -> None:
+    """Event effects that bear on this week (timing this_week: placed this week; next_week:
+    ストライキ placed on the player last week), each with the week it was placed and by whom;
+    they are gone the week after."""
+    state = start(2)
+    rig(state, 0, events=["広告代理店の努力", "タイアップキャンペーン"])
+    rig(state, 1, events=["ストライキ"])
+    state, _ = play(state, 1, "EVENT ストライキ A", "END")
+    state, _ = play(state, 0, "END")
+    state, _ = play(state, 0, "EVENT 広告代理店の努力", "EVENT タイアップキャンペーン")
+    view = game.view(state, None)
+    assert view["week"] == 2
+    assert view["players"][0]["active_effects"] == [
+        {
+            "name": "ストライキ",
+            "week": 1,
+            "by": "B",
+            "by_seat": 1,
+            "effect": EVENTS["ストライキ"].active,
+        },
+        {
+            "name": "広告代理店の努力",
+            "week": 2,
+            "by": "A",
+            "by_seat": 0,
+            "effect": EVENTS["広告代理店の努力"].active,
+        },
+    ]
+    assert view["players"][0]["set_blocked"] and view["players"][0]["buy_discount"] == 3
+    assert view["players"][1]["active_effects"] == []
+    state = end_week(state)
+    assert game.view(state, None)["players"][0]["active_effects"] == []
+
+
+def test_event_table_says_what_a_lasting_effect_does_while_active() -> None:
+    """Every card whose effect lasts into the week (this_week, next_week) has a short text
+    for the board while it is active; the others have none."""
+    for card in EVENTS.values():
+        assert bool(card.active) == (card.timing in ("this_week", "next_week")), card.name
 
 
 # --------------------------------------------------------------------------- contract

@@ -61,12 +61,15 @@ def test_summary_text_shows_every_player_and_who_must_move(env: jinja2.Environme
     assert not re.search(r"  ", text)  # nothing aligned by runs of spaces
 
 
-def test_summary_text_final_ranking(env: jinja2.Environment) -> None:
+def test_summary_text_at_the_end_leaves_the_ranking_to_the_closing_post(
+    env: jinja2.Environment,
+) -> None:
+    """The final ranking is said once, in the closing post (【最終結果】), not here."""
     view = _played_game(["太郎", "花子"], "final", until_over=True)
     text = env.get_template("games/eitsuku/summary.txt.j2").render(view=view)
-    assert "成績発表" in text and "終了" in text
+    assert "終了" in text and "成績発表" not in text
     for entry in view["result"]["ranking"]:
-        assert f"{entry['rank']}位 {entry['name']}" in text
+        assert f"{entry['rank']}位 {entry['name']}" not in text
 
 
 def test_summary_mentions_released_week_and_flipped_cards(env: jinja2.Environment) -> None:
@@ -117,3 +120,32 @@ def test_summary_and_board_show_event_arguments(env: jinja2.Environment) -> None
     assert "次の週はストライキ" in text
     html = env.get_template("games/eitsuku/board.html.j2").render(view=view)
     assert "プロモーターの介入 3" in html and "→ 花子" in html
+
+
+def test_summary_lists_this_weeks_active_event_effects_with_their_week(
+    env: jinja2.Environment,
+) -> None:
+    """The thread summary lists the event effects active this week, each with the week it was
+    placed (and who placed it on the player): a ストライキ from last week and this week's
+    広告代理店の努力; next week they are gone."""
+    state = game.setup(["太郎", "花子"], {}, Rng("active", 0))
+    for seat, card in ((0, "広告代理店の努力"), (1, "ストライキ")):
+        player = state["players"][seat]
+        player["pending_choices"] = 0
+        for held in [c for c in player["stock"] if c in EVENTS]:
+            state["decks"][EVENT_DECK].extend([held] * player["stock"].pop(held))
+        state["decks"][EVENT_DECK].remove(card)
+        player["stock"][card] = 1
+    moves = [(1, "EVENT ストライキ 太郎"), (1, "END"), (0, "END"), (0, "EVENT 広告代理店の努力")]
+    for seq, (seat, line) in enumerate(moves, start=1):
+        state, _ = game.apply(state, seat, game.parse(line), Rng("active", seq))
+    template = env.get_template("games/eitsuku/summary.txt.j2")
+    text = template.render(view=game.view(state, None))
+    assert (
+        "今週の効果: ストライキ(第1週、花子さんから): 役割カードを配置できない(ドローはできる)"
+        " / 広告代理店の努力(第2週): 予算カードを得るコストが3少ない"
+    ) in text.splitlines()
+    assert text.count("今週の効果") == 1  # 花子 has none
+    for seq, seat in enumerate((0, 1), start=10):
+        state, _ = game.apply(state, seat, game.parse("END"), Rng("active", seq))
+    assert "今週の効果" not in template.render(view=game.view(state, None))

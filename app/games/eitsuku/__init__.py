@@ -12,6 +12,7 @@ from typing import Any
 
 from app.games.base import Actor, Game, Rng, State, Viewer
 from app.games.eitsuku import rules, scoring, svg
+from app.games.eitsuku import zombie as _zombie
 from app.games.eitsuku.commands import GAME_COMMANDS
 from app.games.eitsuku.grammar import PARSER
 from app.games.eitsuku.view import view as _view
@@ -31,9 +32,11 @@ class Eitsuku(Game):
     parser = PARSER
     commands = GAME_COMMANDS
     breakdown_labels = scoring.BREAKDOWN_LABELS
+    Options = rules.EitsukuOptions
+    edition = rules.EDITION
 
     def deal(self, players: list[str], options: Any, rng: Rng) -> State:
-        state, _ = rules.setup(players, rng)
+        state, _ = rules.setup(players, rng, options.edition)
         return state
 
     def must_be_public_message(self, state: State, command: Any) -> str:
@@ -58,6 +61,7 @@ class Eitsuku(Game):
     board_svg = staticmethod(svg.board_svg)
     result = staticmethod(scoring.result)
     waiting_for = staticmethod(rules.waiting_for)
+    zombie = staticmethod(_zombie.zombie)
     default_commands = staticmethod(rules.default_commands)
 
     def turn_key(self, state: State) -> str:

@@ -46,6 +46,9 @@ class EventCard:
     amount: int = 0
     # For the awards: the slot whose number is added.
     slot: str | None = None
+    # For "this_week" / "next_week" cards: what the effect does while it is active, in a few
+    # words for the board summary (the view's `active_effects`).
+    active: str = ""
 
 
 HOUSE = "house rule"
@@ -69,6 +72,7 @@ EVENT_CARDS: tuple[EventCard, ...] = (
         "この週のセットフェイズで行動をもう1回できる(予算カード5枚までの制限はそのまま)。",
         HOUSE,
         amount=1,
+        active="セットフェイズの行動が1回多い",
     ),
     EventCard(
         NEW_CHANCE,
@@ -84,6 +88,7 @@ EVENT_CARDS: tuple[EventCard, ...] = (
         "この週のスカウトフェイズで予算カードを得るコストが3少ない(中は0、大は3)。",
         SCOUT_PRECEDENCE,
         amount=3,
+        active="予算カードを得るコストが3少ない",
     ),
     EventCard(
         LOCAL_SUPPORT,
@@ -92,6 +97,7 @@ EVENT_CARDS: tuple[EventCard, ...] = (
         "この週のセットフェイズで役割カードを配置するコストが2少ない(数字ぶんで配置できる)。",
         HOUSE,
         amount=2,
+        active="役割カードを配置するコストが2少ない",
     ),
     EventCard(
         SURPRISE_ANNOUNCEMENT,
@@ -156,6 +162,7 @@ EVENT_CARDS: tuple[EventCard, ...] = (
         "公開前のほかのプレイヤー1人を指定する。その人は次の週、役割カードを配置できない"
         "(イベントカードのドローはできる)。最終週には使えない。",
         HOUSE,
+        active="役割カードを配置できない(ドローはできる)",
     ),
     EventCard(
         PROMOTER,

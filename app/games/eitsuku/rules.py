@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from app.games.base import Actor, Rng, RuleError, State, event
 from app.games.eitsuku.cards import (
@@ -171,6 +173,12 @@ def can_release(player: Mapping[str, Any]) -> bool:
     return all(player["slots"][slot] is not None for slot in REQUIRED_SLOTS)
 
 
+def first_release_week(state: State) -> int | None:
+    """The week of the first release so far (R 2−4 公開週補正 counts from it), None before."""
+    released = [p["released_week"] for p in state["players"] if p["released_week"] is not None]
+    return min(released) if released else None
+
+
 # --------------------------------------------------------------------------- setup
 
 
@@ -212,7 +220,22 @@ def _draw(state: State, deck: str) -> str:
     return card
 
 
-def setup(players: list[str], rng: Rng) -> tuple[State, Events]:
+# The rules' editions (EitsukuOptions.edition, docs/rules/eitsuku.md "Editions"): 1 took the
+# starting budget cards out of the piles; 2 (games made since) does not. A game keeps the
+# edition it was made with, so games recorded before replay by their own rules.
+Edition = Literal[1, 2]
+EDITION: Edition = 2
+
+
+class EitsukuOptions(BaseModel):
+    """えいつく's options: only the rules' edition, which the app sets (never a player)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    edition: Edition = EDITION
+
+
+def setup(players: list[str], rng: Rng, edition: int = EDITION) -> tuple[State, Events]:
     """R 2−1 / 2−2 ゲームの開始, then week 1's start phase."""
     count = len(players)
     decks: dict[str, list[str]] = {deck: role_deck_cards(deck) for deck in ROLE_DECKS}
@@ -228,12 +251,18 @@ def setup(players: list[str], rng: Rng) -> tuple[State, Events]:
         "decks": decks,
         "discard": {},
         "first_release_week": None,
+        "edition": edition,
     }
     events: Events = []
     for seat, player in enumerate(state["players"]):
-        # I: the starting budget cards come from the piles.
-        _take_from_pile(state, player, SMALL, START_SMALL)
-        _take_from_pile(state, player, MEDIUM, START_MEDIUM)
+        if edition >= 2:
+            # I: the starting budget cards are not taken from the piles (docs/rules/eitsuku.md:
+            # the PL数×6 piles are the start and scout phases' supply for the 12 weeks).
+            _add(player["stock"], SMALL, START_SMALL)
+            _add(player["stock"], MEDIUM, START_MEDIUM)
+        else:  # edition 1, as games made before it were dealt
+            _take_from_pile(state, player, SMALL, START_SMALL)
+            _take_from_pile(state, player, MEDIUM, START_MEDIUM)
         for _ in range(START_ROLES):
             face = rng.randint(1, 6)
             player["dice"].append(face)
@@ -317,8 +346,7 @@ def _finish(state: State, events: Events) -> None:
             player["status"] = "unfinished"
             text = f"{player['name']}: 映画が完成しませんでした(未完成)。"
             events.append(event("unfinished", text, seat=seat))
-    released = [p["released_week"] for p in state["players"] if p["released_week"] is not None]
-    state["first_release_week"] = min(released) if released else None
+    state["first_release_week"] = first_release_week(state)
     state["over"] = True
     events.append(event("game_over", "えいつく終了。成績発表です。"))
 
@@ -497,7 +525,9 @@ def _check_set_action(player: Mapping[str, Any]) -> None:
     if player["sets_left"] <= 0:
         raise RuleError(
             f"{player['name']}さんは今週のセットフェイズの行動をもう行いました"
-            "(R 2−2 セットフェイズ: 役割カードの配置かイベントカードのドローのどちらか1つ。"
+            "(I: セットフェイズの行動は役割カードの配置かイベントカードのドローのどちらか1つ。"
+            "ルールブックは「次の行動を行うことができる」とだけ書き、回数を決めていません。"
+            "例の「コストが支払えないため、イベントカードを1枚引きます」から1つと解釈しています。"
             "巻きを入れる で1回増やせます)。"
         )
 
@@ -739,6 +769,8 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
         if isinstance(command, Release):
             player["released_week"] = state["week"]
             player["status"] = "released"
+            # Known from the first release on: the running 公開週補正 counts from it.
+            state["first_release_week"] = first_release_week(state)
             text = f"{name}: 第{state['week']}週に公開を宣言しました。"
             events.append(event("release", text, seat=seat))
         else:
@@ -832,9 +864,12 @@ def _run_event(state: State, seat: int, command: PlayEvent, rng: Rng, events: Ev
 # --------------------------------------------------------------------------- queries
 
 
-def full_census(player_count: int) -> Counter[str]:
-    """Every card of a game for `player_count` players (R 2−1 用意するもの)."""
+def full_census(player_count: int, edition: int = EDITION) -> Counter[str]:
+    """Every card of a game for `player_count` players: R 2−1 用意するもの, plus the starting
+    budget cards of R 2−2 ゲームの開始, which (I) do not come out of the piles."""
     census: Counter[str] = Counter({card: player_count * PILE_PER_PLAYER for card in BUDGET_CARDS})
+    if edition >= 2:
+        census.update({SMALL: player_count * START_SMALL, MEDIUM: player_count * START_MEDIUM})
     for deck in ROLE_DECKS:
         census.update(role_deck_cards(deck))
     census.update(event_deck_cards())
@@ -854,6 +889,40 @@ def card_census(state: State) -> Counter[str]:
         census.update(card for card in player["slots"].values() if card is not None)
         census.update(entry["name"] for entry in player["events"])
     return +census
+
+
+def active_effects(state: State, seat: int) -> list[dict[str, Any]]:
+    """Event effects that bear on this seat's current week, oldest first: the seat's own
+    "this_week" cards placed this week (巻きを入れる, 広告代理店の努力, 地元の協力) and the
+    "next_week" cards other players placed on it last week (ストライキ). Each is
+    `{"name", "week", "by", "by_seat", "effect"}`; `week` is the week the card was placed.
+    Empty once the game is over or for a player who has released."""
+    player = state["players"][seat]
+    if state["over"] or not is_active(player):
+        return []
+    week = state["week"]
+    found: list[dict[str, Any]] = []
+    for other_seat, other in enumerate(state["players"]):
+        for entry in other["events"]:
+            card = EVENTS[entry["name"]]
+            own_now = other_seat == seat and card.timing == "this_week" and entry["week"] == week
+            aimed = (
+                card.timing == "next_week"
+                and entry["week"] == week - 1
+                and entry.get("player") == player["name"]
+            )
+            if own_now or aimed:
+                found.append(
+                    {
+                        "name": entry["name"],
+                        "week": entry["week"],
+                        "by": other["name"],
+                        "by_seat": other_seat,
+                        "effect": card.active,
+                    }
+                )
+    found.sort(key=lambda effect: int(effect["week"]))
+    return found
 
 
 def waiting_for(state: State) -> list[int]:

@@ -11,11 +11,18 @@ from typing import Any
 
 from app.games.base import State, Viewer
 from app.games.eitsuku.cards import BUDGET_CARDS_PER_WEEK
-from app.games.eitsuku.rules import can_release, sorted_cards, waiting_for
+from app.games.eitsuku.rules import (
+    active_effects,
+    can_release,
+    first_release_week,
+    sorted_cards,
+    waiting_for,
+)
 from app.games.eitsuku.scoring import result
 
 
-def _player_view(seat: int, player: dict[str, Any]) -> dict[str, Any]:
+def _player_view(state: State, seat: int) -> dict[str, Any]:
+    player: dict[str, Any] = state["players"][seat]
     return {
         "seat": seat,
         "name": player["name"],
@@ -24,6 +31,7 @@ def _player_view(seat: int, player: dict[str, Any]) -> dict[str, Any]:
         "slots": dict(player["slots"]),
         "events": [entry["name"] for entry in player["events"]],
         "event_details": [dict(entry) for entry in player["events"]],
+        "active_effects": active_effects(state, seat),
         "released_week": player["released_week"],
         "done": player["done"],
         "status": player["status"],
@@ -52,13 +60,16 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
         "week": state["week"],
         "weeks": state["weeks"],
         "over": state["over"],
-        "players": [_player_view(seat, p) for seat, p in enumerate(state["players"])],
+        "players": [_player_view(state, seat) for seat in range(len(state["players"]))],
         "piles": dict(state["piles"]),
         "decks": {deck: len(cards) for deck, cards in state["decks"].items()},
         "discard": sorted_cards(state["discard"]),
         "waiting_for": [state["players"][seat]["name"] for seat in waiting],
         "waiting_seats": waiting,
-        "first_release_week": state["first_release_week"],
+        # Known from the first RELEASE on (null before): with each released_week it gives the
+        # running 公開週補正 while the game goes on. Read from the players, so that a state
+        # saved before the field was kept up to date shows it too.
+        "first_release_week": first_release_week(state),
         "result": final.to_json() if final is not None else None,
     }
     if isinstance(viewer, int) and not isinstance(viewer, bool):

@@ -65,8 +65,13 @@ def after_save(
     turn_moved: bool,
     finished_now: bool,
     now: datetime,
+    label_before: str | None = None,
 ) -> None:
-    """Called once the game row holds its new state."""
+    """Called once the game row holds its new state. One "your turn" notice a turn: a seat
+    the game waited for before this post and still waits for is told again only when a new
+    turn in words begins (第2週; ``label_before`` is the turn in words before the post) — not
+    each time the game's inner step moves on while both players of a window are asked, or a
+    turn goes on over several steps."""
     seats = _seat_users(game)
     if finished_now:
         users = {p.user_id for p in seats.values()} | ({game.gm_id} if game.gm_id else set())
@@ -75,9 +80,10 @@ def after_save(
         add_all(session, game, over, now)
         return
     waiting_after = waiting_seats(impl, game, game.state)
-    fresh = waiting_after if turn_moved else waiting_after - waiting_before
     # The turn in words (第2週), not its key (week2): people read this, in mail subjects too.
     label = impl.turn_label(game.state) if game.state is not None else ""
+    new_turn = turn_moved and (label_before is None or label != label_before)
+    fresh = waiting_after if new_turn else waiting_after - waiting_before
     turn = (
         f"「{game.title}」であなたの手番です（{label}）。"
         if label

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -517,3 +518,38 @@ def test_the_final_ranking_is_said_once_with_its_breakdown(session: Session) -> 
         assert f"ワーカー {entry['breakdown']['workers']}" in said[0]
         assert f"世代のマジョリティ {entry['breakdown']['generations']}" in said[0]
     assert "成績発表" not in text
+
+
+@pytest.mark.parametrize("kind", ["cardbattle", "idolwp", "populous"])
+def test_one_your_turn_notice_per_turn_not_one_per_step(session: Session, kind: str) -> None:
+    """A seat is told "your turn" once a turn: not again while the game still waits for it and
+    only an inner step moved on (掲示板進行カードゲーム's window asks both players; the other's
+    answer moved the step, not the turn), nor by its own post in the same turn. Between two
+    notices to the same player, either that player posted or a new turn in words began."""
+    from app.models import Notification, SealedCommand
+    from tests.fuzz_states import PLAYERS, Table, script
+
+    master = make_user(session)
+    players = [make_user(session) for _ in range(PLAYERS[kind])]
+    played = script(kind, [player.name for player in players])
+    table = Table(session, played, master, players, SECRET)
+    table.advance(played.stops[-1])
+    game = table.game
+    told = session.scalars(
+        select(Notification).where(
+            Notification.game_id == game.id, Notification.kind == "your_turn"
+        )
+    ).all()
+    acted = [
+        (p.created_at, p.author_id)
+        for p in session.scalars(select(Post).where(Post.thread_id == game.thread_id))
+    ] + [
+        (c.created_at, c.user_id)
+        for c in session.scalars(select(SealedCommand).where(SealedCommand.game_id == game.id))
+    ]
+    assert told
+    for player in players:
+        notices = sorted((n.created_at, n.text) for n in told if n.user_id == player.id)
+        for (before, said_before), (after, said_after) in itertools.pairwise(notices):
+            posted = any(before <= when < after and who == player.id for when, who in acted)
+            assert posted or said_after != said_before, (player.name, said_after)

@@ -584,6 +584,12 @@ class Game:
     # made, the app puts the approved pool into its options as ``pool`` (name -> card), so the
     # game stays a pure library and its record names the versions it was played with.
     uses_card_registry: bool = False
+    # The rules' edition new games are made with, for a kind whose rules changed in a way that
+    # changes how a game plays out: its `Options` then has an ``edition`` field (defaulting to
+    # this), which the app sets for every new game and no player chooses; a game keeps the
+    # edition it was made with, so games recorded under older rules replay by them. 1 for a
+    # kind whose rules never changed (and no such field).
+    edition: int = 1
     # A label for each key of the result's breakdown, in Japanese marked with `N_` (the pages
     # translate it); a key ending in a number matches its entry with ``{n}`` (``round_{n}``).
     breakdown_labels: Mapping[str, str] = {}
@@ -793,6 +799,21 @@ class Game:
     def default_commands(self, state: State, seat: int) -> list[str]:
         """What the bot posts for a seat past its deadline (nothing by default)."""
         return []
+
+    def autoplay(self, state: State, seat: int) -> list[str]:
+        """What the bot plays for a kicked seat nobody replaced, while the game waits for it:
+        the game's `zombie` choice from what that seat alone sees (its own view and its legal
+        lines — never another's hidden information), else the default moves."""
+        legal = self.legal(state, seat)
+        chosen = self.zombie(self.view(state, seat), legal)
+        if chosen is not None and chosen in legal:  # one legal line at a time: never refused
+            return [chosen]
+        return self.default_commands(state, seat)
+
+    def zombie(self, own_view: Mapping[str, Any], legal: Sequence[str]) -> str | None:
+        """A sensible next line for a dropped player, chosen from the lines legal for them now
+        by what their own view shows; None: play the default moves. None by default."""
+        return None
 
     def turn_key(self, state: State) -> str:
         """Changes exactly when the turn or phase moves on (deadlines restart then)."""

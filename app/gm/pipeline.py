@@ -588,13 +588,22 @@ def autoplay_kicked(sub: Submission, work: Working) -> None:
         waiting = [s for s in sub.impl.waiting_for(work.state) if work.seats[s].kicked]
         if not waiting or work.status != "active":
             return
-        play_defaults(sub, work, waiting[0], reason="追放された席")
+        seat = waiting[0]
+        # The game's own play for a dropped seat (Game.autoplay: from that seat's view only),
+        # so a film can still be made and a round go on; the default moves at a deadline.
+        play_defaults(
+            sub, work, seat, reason="追放された席", lines=sub.impl.autoplay(work.state, seat)
+        )
 
 
-def play_defaults(sub: Submission, work: Working, seat: int, *, reason: str) -> None:
-    """The seat's default moves, each sealed when the rules want it sealed (a secret judge)."""
+def play_defaults(
+    sub: Submission, work: Working, seat: int, *, reason: str, lines: list[str] | None = None
+) -> None:
+    """The seat's default moves (or ``lines``), each sealed when the rules want it sealed (a
+    secret judge)."""
     assert work.state is not None
-    for line in sub.impl.default_commands(work.state, seat):
+    chosen = sub.impl.default_commands(work.state, seat) if lines is None else lines
+    for line in chosen:
         command = sub.impl.parse(line)
         sealed = sub.impl.needs_seal(work.state, command) is True
         apply_game_command(
@@ -660,6 +669,7 @@ def save(
     game, impl, now = sub.game, sub.impl, sub.now
     post_number = post.number if post is not None else None
     waiting_before = notify.waiting_seats(impl, game, game.state)
+    label_before = impl.turn_label(game.state) if game.state is not None else ""
     turn_before = game.turn_key
     deadline_before = game.deadline_at
     was_over = game.status in ("finished", "aborted")
@@ -771,6 +781,7 @@ def save(
         turn_moved=work.started or game.turn_key != turn_before,
         finished_now=game.status == "finished" and not was_over,
         now=now,
+        label_before=None if work.started else label_before,
     )
 
 

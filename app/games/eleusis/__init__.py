@@ -14,6 +14,7 @@ from typing import Any
 
 from app.games.base import Actor, Game, Rng, State, Viewer
 from app.games.eleusis import rules, scoring, svg
+from app.games.eleusis import zombie as _zombie
 from app.games.eleusis.commands import GAME_COMMANDS, ChooseParent, EndRound, Play, SealRule
 from app.games.eleusis.grammar import PARSER
 from app.games.eleusis.grammar import parse as _parse
@@ -109,6 +110,7 @@ class Eleusis(Game):
     epilogue = staticmethod(_epilogue)
     result = staticmethod(scoring.result)
     waiting_for = staticmethod(rules.waiting_for)
+    zombie = staticmethod(_zombie.zombie)
     default_commands = staticmethod(rules.default_commands)
     turn_key = staticmethod(rules.turn_key)
 

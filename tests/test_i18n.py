@@ -10,9 +10,11 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from html import unescape
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -119,6 +121,107 @@ def test_the_catalog_has_nothing_stale(catalog: Any) -> None:
 
 def _first(msgid: str | tuple[str, ...]) -> str:
     return msgid[0] if isinstance(msgid, tuple) else msgid
+
+
+# --- English wording ---------------------------------------------------------------------------
+
+# Nouns that English inflects. After a number that can be 1 they need the message's plural
+# forms (ngettext; {% trans count=… %}…{% pluralize %}…) or a wording that puts no number
+# before them ("moves applied: 3"): "1 rounds" is what the Japanese-shaped message gave.
+COUNTED_NOUNS = (
+    "cards|chips|characters|days|games|hours|idols|memories|minutes|moves|players|points|posts|"
+    "rounds|seconds|skills|squares|threads|times|towns|turns|webhooks|weeks|words|workers"
+)
+COUNTED = re.compile(rf"(?:%\((\w+)\)s|(?<![\d.,–-])\b(\d+)) (?:{COUNTED_NOUNS})\b")
+# Values that are never 1: limits from the settings and the code (at least 2 by construction).
+NEVER_ONE = {"max", "min", "length", "high", "window"}
+# Pieces joined as Japanese joins them: "Round 3of 12", "approved.Propose", "name(note)".
+JOINED = (
+    re.compile(r"\b\w*[a-z][A-Z]\w*\b"),  # camelCase out of two words
+    re.compile(r"[A-Za-z]%\(\w+\)s|%\(\w+\)s[A-Za-z]"),  # a word glued to a value
+    re.compile(r"[a-z]{2}[.!?;,][A-Za-z]|[,;][A-Za-z]"),  # no space after punctuation
+    re.compile(r"\S {2,}\S"),
+)
+CAMEL_WORDS = {"KiB"}
+FUNCTION_LIKE = re.compile(r"\bsha256\(")  # sha256(seed): notation, not a joined word
+
+
+def wording_slips(text: str, counters: frozenset[str] = frozenset()) -> list[str]:
+    """What reads wrong in one English message: a plural noun after a count that can be 1
+    (``counters`` are the placeholders the message's own plural forms are chosen by, allowed
+    in the plural form), words run together, a word glued to an opening bracket, brackets
+    inside brackets."""
+    slips = []
+    text = re.sub(r"</?[a-z][^>]*>", "", text)  # markup: a link's address is no wording
+    for match in COUNTED.finditer(text):
+        name, digits = match.groups()
+        if digits == "1" or (name is not None and name not in NEVER_ONE | counters):
+            slips.append(f"a count that can be 1 before a plural: {match.group(0)!r}")
+    for pattern in JOINED:
+        slips += [
+            f"run together: {m.group(0)!r}"
+            for m in pattern.finditer(text)
+            if m.group(0) not in CAMEL_WORDS
+        ]
+    shown = FUNCTION_LIKE.sub("f", PLACEHOLDER.sub("7", text))
+    if re.search(r"\w\(", shown):
+        slips.append(f"a word glued to its bracket: {shown!r}")
+    depth = deepest = 0
+    for char in shown:
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(char, 0)
+        deepest = max(deepest, depth)
+    if deepest > 1:
+        slips.append(f"brackets inside brackets: {shown!r}")
+    return slips
+
+
+def test_english_wording_has_no_plural_slips_run_on_words_or_nested_brackets(
+    catalog: Any,
+) -> None:
+    """Every English message of the catalog, checked for what translating Japanese piece by
+    piece leaves: "1 rounds", "Round 3of 12", "name(note)", "((…))"."""
+    problems = []
+    for message in catalog:
+        if not message.id:
+            continue
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        plural = isinstance(message.id, tuple)
+        for index, text in enumerate(strings):
+            counters = frozenset(PLACEHOLDER.findall(text)) if plural and index > 0 else None
+            for slip in wording_slips(text, counters or frozenset()):
+                problems.append(f"{_first(message.id)!r} -> {text!r}: {slip}")
+    assert not problems, "\n".join(problems)
+
+
+def test_wording_slips_are_found() -> None:
+    assert wording_slips("over (%(rounds)s rounds)")
+    assert wording_slips("1 rounds played")
+    assert not wording_slips("%(count)s cards", frozenset({"count"}))
+    assert not wording_slips("at most %(max)s characters")
+    assert wording_slips("Round %(round)sof %(rounds)s")
+    assert wording_slips("every card approved.Propose a new one")
+    assert wording_slips("%(name)s(%(step)s)") and not wording_slips("%(name)s (%(step)s)")
+    assert wording_slips("Dealer (%(name)s (formal rule))") and wording_slips("((note))")
+    assert not wording_slips("sha256(seed) = %(digest)s (the record’s)")
+    assert not wording_slips("The request is too large (at most %(kib)s KiB).")
+
+
+def test_a_message_is_plural_everywhere_or_nowhere() -> None:
+    """One msgid is one catalog entry: a place that shows a plural message without
+    {% pluralize %} gets its singular form whatever the count ("Hand (4 card)")."""
+    with MAPPING.open() as config:
+        method_map, options_map = parse_mapping_cfg(config)
+    kinds: dict[tuple[str | None, str], set[str]] = {}
+    places: dict[tuple[str | None, str], list[str]] = {}
+    for file, line, message, _comments, context in extract_from_dir(
+        str(repo_root()), method_map, options_map
+    ):
+        plural = isinstance(message, tuple) and len(message) > 1
+        key = (context, message[0] if isinstance(message, tuple) else message)
+        kinds.setdefault(key, set()).add("plural" if plural else "singular")
+        places.setdefault(key, []).append(f"{file}:{line} ({'plural' if plural else 'singular'})")
+    mixed = [f"{key[1]!r}: {places[key]}" for key, seen in kinds.items() if len(seen) > 1]
+    assert not mixed, "\n".join(mixed)
 
 
 def test_game_titles_in_the_catalog_are_the_registry_s_english_titles() -> None:
@@ -243,15 +346,14 @@ def test_messages_with_values_are_translated_with_their_values() -> None:
             "この接続元からのログインが多すぎます（1分間に10回まで）。42秒後にもう一度お試しください。"
         )
         assert limited == (
-            "Too many logins from this address (at most 10 per minute). "
-            "Please try again in 42 seconds."
+            "Too many logins from this address (at most 10 per minute). Please try again in 42 s."
         )
         assert messages.translate("スレッド 12 はありません。") == "There is no thread 12."
         assert messages.translate("「卓」であなたの手番です（第2週）。") == (
             "It is your turn in “卓” (Week 2)."
         )
         assert messages.translate("at は 0〜3 です（適用された手は3手）。") == (
-            "at is from 0 to 3 (3 moves were applied)."
+            "at is from 0 to 3 (moves applied: 3)."
         )
         # The same value twice must be the same text, else it is not this message.
         assert messages.translate("at は 0〜3 です（適用された手は4手）。").startswith("at は")
@@ -438,7 +540,47 @@ def check_english(site: EnglishSite, path: str, status: int = 200, **extra: Any)
     assert 'class="lang-switch" href="/lang/ja?next=' in html, path
     left = japanese_outside(html, site.content + list(extra.get("content", [])))
     assert not left, f"{path}: Japanese left in the English page:\n" + "\n".join(left)
+    slips = page_wording_slips(html, site.content + list(extra.get("content", [])))
+    assert not slips, f"{path}: English that reads wrong:\n" + "\n".join(slips)
     return html
+
+
+# Elements that start a new line of text; the others (a, span, code, …) run on, so a piece of a
+# template glued to the next one reads glued ("approved.Propose", "END>>5").
+BLOCKS = re.compile(
+    r"</?(?:p|div|li|ul|ol|dl|dt|dd|h[1-6]|tr|td|th|table|caption|section|header|footer|nav|"
+    r"main|form|label|button|option|select|textarea|figure|figcaption|details|summary|br|hr|"
+    r"title|article|aside|fieldset|legend|thead|tbody|pre)\b[^>]*>"
+)
+
+
+def page_wording_slips(html: str, content: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The checks of the catalog's English, on what a page shows once its templates have put
+    the pieces together: a plural after 1, sentences or words run together, brackets inside
+    brackets. Posts (user and bot text) and scripts are left out; the Japanese strings of
+    ``content`` (names, game terms) read as a word, "Name"; a line with other Japanese is
+    skipped."""
+    html = re.sub(r'<div class="post-body">.*?</div>', "\n", html, flags=re.DOTALL)
+    for known in sorted({c for c in content if c and JAPANESE.search(c)}, key=len, reverse=True):
+        html = html.replace(_escaped(known), "Name").replace(known, "Name")
+    html = re.sub(r"<(script|style)\b.*?</\1>", "\n", html, flags=re.DOTALL)
+    text = re.sub(r"<[^>]*>", "", BLOCKS.sub("\n", html))
+    slips = []
+    for raw in text.splitlines():
+        line = " ".join(unescape(raw).split())
+        if not line or JAPANESE.search(line):
+            continue
+        found = [f"a plural after 1: {m.group(0)!r}" for m in PAGE_ONE.finditer(line)]
+        found += [f"run together: {m.group(0)!r}" for m in PAGE_JOINED.finditer(line)]
+        shown = FUNCTION_LIKE.sub("f", line)
+        if re.search(r"[a-z]\(|\(\(|\)\)", shown):
+            found.append("a word glued to its bracket, or brackets doubled")
+        slips += [f"{slip} in {line!r}" for slip in found]
+    return slips
+
+
+PAGE_ONE = re.compile(rf"(?<![\d.,/:–-])\b1 (?:{COUNTED_NOUNS})\b")
+PAGE_JOINED = re.compile(r"[a-z]{2}[.!?;][A-Z]|[a-z][,;][A-Za-z]|\w&gt;&gt;|\w>>\d")
 
 
 def test_forum_pages_in_english(site: EnglishSite) -> None:
@@ -500,10 +642,22 @@ def test_boards_of_finished_and_busy_games_in_english(settings: Settings) -> Non
             html = env.get_template(f"games/{kind}/board.html.j2").render(view=view)
             left = japanese_outside(html, list(_strings(view)))
             assert not left, f"{kind}: Japanese left on the board:\n" + "\n".join(left)
+            slips = page_wording_slips(html, list(_strings(view)))
+            assert not slips, f"{kind}: English that reads wrong:\n" + "\n".join(slips)
             rendered += html
     for part in ("eitsuku-result", "eleusis-result", "eleusis-history", "eleusis-failed"):
         assert f'class="{part}' in rendered, part
     assert "<caption>Results</caption>" in rendered
+
+
+def test_card_pages_in_english(site: EnglishSite) -> None:
+    """The pool and a card's history; card names, texts and authors are game data."""
+    pool = site.api.get("/api/cards").json()
+    html = check_english(site, "/cards", content=list(_strings(pool)))
+    assert "approved. <a" in html  # the sentence, a space, then the registry's link
+    name = pool["cards"][0]["name"]
+    history = site.api.get(f"/api/cards/{quote(name)}").json()
+    check_english(site, f"/cards/{quote(name)}", content=[*_strings(pool), *_strings(history)])
 
 
 def test_notifications_in_english(site: EnglishSite) -> None:

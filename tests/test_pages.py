@@ -193,6 +193,30 @@ def test_unknown_pages_are_404_pages(browser: httpx.Client) -> None:
         assert "<html" in reply.text
 
 
+def test_error_pages_show_the_visitor_logged_in(browser: httpx.Client) -> None:
+    """A 404, a 405 and a 422 page carry the same header as every other page: the name of
+    whoever is logged in and a log-out button, not 「ログイン」."""
+    name = register(browser)
+    for method, path, status in (
+        ("GET", "/threads/999999", 404),
+        ("GET", "/no/such/page", 404),
+        ("GET", "/threads/abc", 422),
+        ("DELETE", "/", 405),
+    ):
+        reply = browser.request(method, path)
+        assert reply.status_code == status, path
+        assert f'<span class="whoami">{name} さん</span>' in reply.text, path
+        assert 'action="/logout"' in reply.text and 'href="/login?' not in reply.text, path
+        assert f"エラー {status}" in reply.text, path
+    with httpx.Client(base_url=browser.base_url) as stranger:  # and nobody for a stranger
+        reply = stranger.get("/threads/999999")
+        assert reply.status_code == 404 and "whoami" not in reply.text
+        assert 'href="/login?' in reply.text
+    browser.cookies.set("bbsgm_session", "not-a-session")  # a stale cookie: logged out
+    reply = browser.get("/threads/999999")
+    assert reply.status_code == 404 and "whoami" not in reply.text
+
+
 def test_register_taken_name_409_page(browser: httpx.Client) -> None:
     name = register(browser)
     with httpx.Client(base_url=browser.base_url) as other:

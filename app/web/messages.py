@@ -78,9 +78,7 @@ SERVICE_MESSAGES: tuple[str, ...] = (
     N_("コストは 0 以上の整数で書いてください（「%(text)s」は読めません）。"),  # app/web/card_pages
     # app/gm/service.py
     N_("ゲームの種類「%(kind)s」はありません。"),
-    N_("mute_spectators は true か false です。"),
-    N_("deadline_hours は%(low)s〜%(high)sの整数です。"),
-    N_("オプションが正しくありません: %(reason)s"),
+    # (a new game's bad options: app/gm/options.py, said by the /games/new page itself)
     N_("ゲーム %(id)s はありません。"),
     N_("このゲームの進行中、観戦者はスレッドに書き込めません（GM の設定）。"),
     N_("封印コマンドを送れるのは、このゲームのプレイヤーと GM だけです。"),

@@ -104,6 +104,9 @@ class SerialisedConnection(sqlite3.Connection):
     _holding = False
 
     def begin_immediate(self) -> None:
+        if _READ_ONLY.get():  # Database.read_session: a snapshot, no lock to wait for
+            self.execute("BEGIN")
+            return
         if _NO_WAIT.get():
             self._begin_now()
             return
@@ -170,6 +173,7 @@ class WouldWait(Exception):
 
 
 _NO_WAIT: ContextVar[bool] = ContextVar("bbsgm_sqlite_no_wait", default=False)
+_READ_ONLY: ContextVar[bool] = ContextVar("bbsgm_sqlite_read_only", default=False)
 
 
 def begin_now(session: Session) -> bool:
@@ -231,6 +235,21 @@ class Database:
     def session(self) -> Iterator[Session]:
         with self.sessionmaker() as session:
             yield session
+
+    @contextmanager
+    def read_session(self) -> Iterator[Session]:
+        """A session that only reads. On SQLite its transactions begin with a plain
+        (deferred) ``BEGIN``, taking neither this process's write lock nor SQLite's: in WAL
+        mode a reader sees the database as of its first statement and neither waits for the
+        writers nor holds them up (the live streams' reads, app/live.py, which waited in
+        line with the posts whose wake-ups they served). Nothing may be written in it: its
+        writes would not be serialised with the others'. On PostgreSQL a plain session."""
+        token = _READ_ONLY.set(True)
+        try:
+            with self.sessionmaker() as session:
+                yield session
+        finally:
+            _READ_ONLY.reset(token)
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -282,3 +282,51 @@ def test_begin_now_does_not_wait_for_another_process(sqlite_file: tuple[Database
     finally:
         other.close()
     assert _busy_timeout(database) == BUSY_SECONDS * 1000
+
+
+def test_read_session_reads_while_this_process_writes(sqlite_file: tuple[Database, Path]) -> None:
+    """``Database.read_session`` (the live streams' reads): a transaction of this process
+    holds the write lock with an uncommitted row; the read neither waits for it nor sees the
+    row, and takes no lock of its own."""
+    database, _ = sqlite_file
+    with database.session() as session:
+        session.execute(text("INSERT INTO notes VALUES ('前')"))
+        session.commit()
+    lock = _write_lock_of(database)
+    writer = Database(database.url)  # another engine on the file shares the process's lock
+    try:
+        with writer.session() as busy:
+            busy.execute(text("INSERT INTO notes VALUES ('途中')"))
+            assert lock.locked()  # type: ignore[attr-defined]
+            with database.read_session() as reader:
+                assert reader.scalars(text("SELECT body FROM notes")).all() == ["前"]
+                reader.commit()
+            busy.commit()
+        assert not lock.locked()  # type: ignore[attr-defined]
+        with database.read_session() as reader:
+            assert reader.scalars(text("SELECT body FROM notes")).all() == ["前", "途中"]
+    finally:
+        writer.dispose()
+    with database.session() as session:  # sessions after it begin IMMEDIATE again
+        session.execute(text("SELECT 1"))
+        assert lock.locked()  # type: ignore[attr-defined]
+        session.rollback()
+    assert not lock.locked()  # type: ignore[attr-defined]
+
+
+def test_read_session_reads_while_another_process_writes(
+    sqlite_file: tuple[Database, Path],
+) -> None:
+    """Another process holds SQLite's own write lock: the read does not wait for it."""
+    database, path = sqlite_file
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("INSERT INTO notes VALUES ('よそ')")
+        with database.read_session() as reader:
+            assert reader.scalars(text("SELECT body FROM notes")).all() == []
+        other.execute("COMMIT")
+        with database.read_session() as reader:
+            assert reader.scalars(text("SELECT body FROM notes")).all() == ["よそ"]
+    finally:
+        other.close()

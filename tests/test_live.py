@@ -84,6 +84,33 @@ def test_new_posts_stream_live_once_each(
         stop.set()
 
 
+def test_many_streams_of_one_thread_each_get_every_post_once(
+    live_server: LiveServer, thread: tuple[ApiUser, int]
+) -> None:
+    """The streams of a thread share their reads (app/live.py): each still gets every post
+    once, in order, with its own data, whether it came before the posts or among them."""
+    user, thread_id = thread
+    url = f"{live_server.url}/api/threads/{thread_id}/events?after=1"
+    readers = [start_reader(url) for _ in range(20)]
+    try:
+        for i in range(2, 6):
+            reply = user.post(f"/api/threads/{thread_id}/posts", {"body": f"みんなへ {i}"})
+            assert reply.status_code == 201
+            readers.append(start_reader(url))
+        for i in range(6, 9):
+            user.post(f"/api/threads/{thread_id}/posts", {"body": f"みんなへ {i}"})
+        for out, _stop in readers:
+            events = collect(out, 7)
+            assert [e["id"] for e in events] == [str(n) for n in range(2, 9)]
+            assert [json.loads(e["data"])["body"] for e in events] == [
+                f"みんなへ {n}" for n in range(2, 9)
+            ]
+            assert out.empty()
+    finally:
+        for _out, stop in readers:
+            stop.set()
+
+
 def test_reconnect_resumes_from_last_event_id(
     live_server: LiveServer, thread: tuple[ApiUser, int]
 ) -> None:

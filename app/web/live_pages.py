@@ -3,14 +3,12 @@ every page still works without JavaScript."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, Response
-from sse_starlette.sse import EventSourceResponse
+from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import run_in_threadpool
 
 from app import live, moderation
@@ -60,39 +58,58 @@ EVENTS_RESPONSES: dict[int | str, dict[str, object]] = {
 }
 
 
-def _posts_after(
-    request: Request, db: Database, thread_id: int, after: int
-) -> list[dict[str, Any]]:
-    """The posts after ``after`` as SSE payloads: JSON fields plus the server-rendered HTML."""
-    template = request.app.state.templates.get_template("includes/post.html")
-    per_page = request.app.state.settings.posts_per_page
-    with db.session() as session:
+def _posts_after(state: Any, db: Database, thread_id: int, after: int) -> list[dict[str, Any]]:
+    """The posts after ``after`` as SSE payloads: JSON fields plus the server-rendered HTML;
+    ``state`` is the app's."""
+    template = state.templates.get_template("includes/post.html")
+    per_page = state.settings.posts_per_page
+    with db.read_session() as session:  # on SQLite, not in line with the posts (app/db.py)
         thread = forum.get_thread(session, thread_id)
         posts = forum.list_posts(session, thread, after, BATCH)
         board_game_id = None
         if any(post.board_at is not None for post in posts):
             board_game_id = gm.game_ids_for_threads(session, [thread_id]).get(thread_id)
-        payloads = []
-        for post in posts:
-            page = (post.number - 1) // per_page + 1
-
-            def href(number: int, page: int = page) -> str:
-                target = (number - 1) // per_page + 1
-                return f"#{number}" if target == page else f"?page={target}#{number}"
-
-            html = template.render(
-                post=post,
-                html=render_body(moderation.shown_body(post, None), href),
-                thread=thread,
-                undone_posts=(),
-                can_moderate=False,
-                user=None,
-                csrf_token="",
-                board_game_id=board_game_id,
-            )
-            payloads.append({**PostOut.of(post).model_dump(mode="json"), "html": html})
         session.commit()
+    # Rendered once the transaction is over, from what was loaded (detached: a lazy load
+    # would raise, never start another transaction).
+    payloads = []
+    for post in posts:
+        page = (post.number - 1) // per_page + 1
+
+        def href(number: int, page: int = page) -> str:
+            target = (number - 1) // per_page + 1
+            return f"#{number}" if target == page else f"?page={target}#{number}"
+
+        html = template.render(
+            post=post,
+            html=render_body(moderation.shown_body(post, None), href),
+            thread=thread,
+            undone_posts=(),
+            can_moderate=False,
+            user=None,
+            csrf_token="",
+            board_game_id=board_game_id,
+        )
+        payloads.append({**PostOut.of(post).model_dump(mode="json"), "html": html})
     return payloads
+
+
+def _events_after(state: Any, db: Database, thread_id: int, after: int) -> live.Batch:
+    """The posts after ``after`` as one chunk of ``event: post`` events, encoded once for every
+    stream that waits for them (app/live.py)."""
+    payloads = _posts_after(state, db, thread_id, after)
+    events = b"".join(
+        ServerSentEvent(json.dumps(payload), event="post", id=str(payload["number"])).encode()
+        for payload in payloads
+    )
+    return live.Batch(events, payloads[-1]["number"] if payloads else after, len(payloads))
+
+
+def _loader(state: Any, db: Database, thread_id: int) -> live.Loader:
+    async def load(after: int) -> live.Batch:
+        return await run_in_threadpool(_events_after, state, db, thread_id, after)
+
+    return load
 
 
 def _resume_point(last_event_id: str | None, after: int) -> int:
@@ -119,19 +136,24 @@ async def thread_events(
     start = _resume_point(last_event_id, after)
     poll = request.app.state.settings.live_poll_seconds
 
-    async def stream() -> AsyncIterator[dict[str, Any]]:
+    async def stream() -> AsyncIterator[bytes]:
         last = start
-        waiter = live.HUB.subscribe(thread_id)
+        # Streams of the thread share their reads (app/live.py): one per process and post.
+        state = request.app.state
+        subscription = live.HUB.subscribe(
+            thread_id, (state, db), _loader(state, db, thread_id), poll
+        )
         try:
             while True:
-                waiter.clear()
-                for payload in await run_in_threadpool(_posts_after, request, db, thread_id, last):
-                    last = payload["number"]
-                    yield {"id": str(last), "event": "post", "data": json.dumps(payload)}
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(waiter.wait(), timeout=poll)
+                subscription.event.clear()
+                batch = await live.HUB.read(subscription, last)
+                if batch.count:
+                    last = batch.last
+                    yield batch.events
+                if batch.count < BATCH:  # else there is more already
+                    await subscription.event.wait()
         finally:
-            live.HUB.unsubscribe(thread_id, waiter)
+            live.HUB.unsubscribe(subscription)
 
     return EventSourceResponse(stream(), ping=20, send_timeout=30)
 

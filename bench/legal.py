@@ -4,7 +4,7 @@ kind (ポピュラス 草案21 by default), and the busiest state among them.
     python bench/legal.py [kind ...]
 
 Each game is played by the rules library with random legal lines (seeded) to its end; at every
-state the lines of the one to move are listed (`legal` and `sealed_legal`, what `/legal`
+state the lines of the one to move are listed (`legal_split`: thread and sealed, what `/legal`
 answers). Timed per state, several times, the best kept: the game's time for `/legal`, without
 HTTP and the database. Baseline: a JSON round trip of the same state (`json.loads(json.dumps())`,
 what reading it from the database costs at least). Prints the median and the busiest state's
@@ -75,8 +75,7 @@ def measure(kind: str) -> float:
         for state, seat in states_of(impl, f"bench-legal-{kind}-{game}"):
 
             def answer(state: dict[str, Any] = state, seat: int = seat) -> None:
-                impl.legal(state, seat)
-                impl.sealed_legal(state, seat)
+                impl.legal_split(state, seat)
 
             spent = best_of(answer)
             legal_times.append(spent)

@@ -323,3 +323,57 @@ def test_concurrent_ticks_apply_each_deadline_once(database: Database) -> None:
         game = session.get(Game, game_id)
         assert game is not None and game.state is not None and game.state["week"] == 2
         assert len([m for m in gm.moves_of(session, game) if m.by_bot]) == 3
+
+
+def test_populous_deadline_defaults_race_draft_cubes_and_end(database: Database) -> None:
+    """ポピュラス past its deadlines (docs/rules/populous.md, Defaults): the bot takes the first
+    race left, then the first skill of each late pack (sealed, as the player's pick would be),
+    情熱2 食料3 信仰2, and END for a late turn; a player who chose in time keeps their choice,
+    and the game replays from its log to the same state."""
+    with database.session() as session:
+        master = make_user(session)
+        seated = [make_user(session) for _ in range(3)]
+        game = gm.create_game(session, master, "populous", "卓", {"deadline_hours": 24}, SECRET)
+        for user in seated:
+            gm.submit_post(session, game.thread_id, user, "JOIN", SECRET, now=T0)
+        _, replies = gm.submit_post(session, game.thread_id, master, "START", SECRET, now=T0)
+        assert replies[0].reply_ok, replies[0].body
+        session.commit()
+        game_id, first_user = game.id, seated[0].id
+    now, kept, defaulted, phases, turn = T0, "", "", [], None
+    for _ in range(20):
+        with database.session() as session:
+            game = session.get(Game, game_id)
+            assert game is not None and game.state is not None
+            state = game.state
+            phases.append(state["phase"])
+            if state["phase"] == "play":
+                if turn is not None:
+                    break
+                turn = state["turn"]
+            if state["phase"] == "draft" and not kept:  # seat 0 picks in time, once
+                mine = session.get(User, first_user)
+                assert mine is not None
+                kept = state["draft"]["packs"][0][1]
+                defaulted = state["draft"]["packs"][1][0]  # the bot's pick for seat 1
+                row, _ = gm.submit_sealed(session, game_id, mine, f"PICK {kept}", SECRET, now=now)
+                assert row.ok, row.reply
+                session.commit()
+        now += timedelta(hours=25)
+        assert game_id in deadlines.tick(database, SECRET, now=now)
+    assert {"race", "draft", "cubes", "play"} <= set(phases)
+    with database.session() as session:
+        game = session.get(Game, game_id)
+        assert game is not None and game.state is not None
+        state = game.state
+        assert state["turn"] != turn  # the late turn ended by the bot
+        bot = [m for m in gm.moves_of(session, game) if m.by_bot]
+        assert [m.command.split()[0] for m in bot].count("RACE") == 3
+        assert [m.command for m in bot].count("CUBES 情熱 2 食料 3 信仰 2") == 3
+        assert bot[-1].command == "END" and bot[-1].actor_seat == turn
+        picks = [m for m in bot if m.command.startswith("PICK")]
+        assert picks and all(m.sealed for m in picks)
+        assert {m.actor_seat for m in picks[:2]} == {1, 2}  # seat 0 picked in time
+        assert kept in state["players"][0]["skills"]
+        assert defaulted in state["players"][1]["skills"]
+        assert replay.replay(session, game) == game.state

@@ -106,8 +106,8 @@ def test_a_bad_line_gets_its_column_reason_and_the_legal_lines(client: httpx.Cli
     refused = _post(chooser, tid, "RACE エルフ")
     assert not refused["ok"]
     assert "エルフ" in refused["body"] and "RACE" in refused["body"]
-    typo = _post(chooser, tid, "AREA F 3")
+    typo = _post(chooser, tid, "AREA F3")
     assert not typo["ok"]
-    assert typo["error"]["column"] is not None and "F2" in typo["body"]
+    assert typo["error"]["column"] == len("AREA F3") + 1 and "F2" in typo["body"]
     after = client.get(f"/api/games/{gid}").json()["view"]
     assert after == view

@@ -302,7 +302,8 @@ def view(game_id: int, session: SessionDep, user: OptionalApiUser) -> dict[str, 
 @router.get("/{game_id}/legal", response_model=LegalOut)
 def legal(game_id: int, session: SessionDep, user: OptionalApiUser) -> LegalOut:
     found = gm.get_game(session, game_id)
-    return LegalOut(commands=gm.legal_lines(found, user), sealed=gm.sealed_lines(found, user))
+    commands, sealed = gm.legal_split(found, user)
+    return LegalOut(commands=commands, sealed=sealed)
 
 
 @router.get("/{game_id}/moves", response_model=list[MoveOut])

@@ -735,25 +735,26 @@ class Game:
         set is large, an enumerable prefix (e.g. BUY without its payment)."""
         raise NotImplementedError
 
+    def legal_split(self, state: State, actor: Actor) -> tuple[list[str], list[str]]:
+        """What ``/legal`` answers, from one listing of ``legal_commands``: the canonical
+        lines ``actor`` may post in the thread now (none has to be sealed), and those they
+        may (or must) send through the sealed endpoint."""
+        if self.is_over(state):
+            return [], []
+        thread: list[str] = []
+        sealed: list[str] = []
+        for command in self.legal_commands(state, actor):
+            way = sealed if self.needs_seal(state, command) is True else thread
+            way.append(command.canonical())
+        return thread, sealed
+
     def legal(self, state: State, actor: Actor) -> list[str]:
         """Canonical lines `actor` may post in the thread now: none has to be sealed."""
-        if self.is_over(state):
-            return []
-        return [
-            command.canonical()
-            for command in self.legal_commands(state, actor)
-            if self.needs_seal(state, command) is not True
-        ]
+        return self.legal_split(state, actor)[0]
 
     def sealed_legal(self, state: State, actor: Actor) -> list[str]:
         """Enumerable lines `actor` may (or must) send through the sealed endpoint now."""
-        if self.is_over(state):
-            return []
-        return [
-            command.canonical()
-            for command in self.legal_commands(state, actor)
-            if self.needs_seal(state, command) is True
-        ]
+        return self.legal_split(state, actor)[1]
 
     def examples(self, state: State, actor: Actor) -> list[tuple[str, bool]]:
         """Lines of free text that `legal` cannot list (a secret rule, a hint), one example

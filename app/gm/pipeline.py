@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import unicodedata
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -929,6 +930,25 @@ def _actor_of(game: Game, user: User | None) -> tuple[Actor | None, int | None, 
 def legal_for(game: Game, impl: GameImpl, user: User | None, *, public: bool = False) -> list[str]:
     """Command lines this user may post in the thread now. ``public``: for a refusal the
     whole thread reads, so without the lines that name the user's hidden things (a hand)."""
+    if public:
+        return _legal_for(game, impl, user, impl.refusal_lines)
+    return legal_split_for(game, impl, user)[0]
+
+
+def legal_split_for(game: Game, impl: GameImpl, user: User | None) -> tuple[list[str], list[str]]:
+    """What ``/legal`` answers: the lines this user may post in the thread now and those
+    they may (or must) send sealed, from one listing of the game's legal commands."""
+    actor = _playing_actor(game, user)
+    thread: list[str] = []
+    sealed: list[str] = []
+    if actor is not None and game.state is not None:
+        thread, sealed = impl.legal_split(game.state, actor)
+    return _legal_for(game, impl, user, lambda _state, _actor: thread), sealed
+
+
+def _legal_for(
+    game: Game, impl: GameImpl, user: User | None, shown: Callable[[State, Actor], list[str]]
+) -> list[str]:
     if user is None:
         return []
     actor, seat, gm_user = _actor_of(game, user)
@@ -942,7 +962,6 @@ def legal_for(game: Game, impl: GameImpl, user: User | None, *, public: bool = F
             lines.append("START")
     elif game.status == "active" and game.state is not None:
         if not game.paused and actor is not None:
-            shown = impl.refusal_lines if public else impl.legal
             lines.extend(shown(game.state, actor))
         if gm_user:
             lines.extend(["RESUME"] if game.paused else ["PAUSE"])
@@ -958,8 +977,7 @@ def _playing_actor(game: Game, user: User | None) -> Actor | None:
 
 def sealed_legal_for(game: Game, impl: GameImpl, user: User | None) -> list[str]:
     """Enumerable lines this user may (or must) send through the sealed endpoint now."""
-    actor = _playing_actor(game, user)
-    return [] if actor is None or game.state is None else impl.sealed_legal(game.state, actor)
+    return legal_split_for(game, impl, user)[1]
 
 
 def examples_for(game: Game, impl: GameImpl, user: User | None) -> list[tuple[str, bool]]:

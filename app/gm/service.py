@@ -344,6 +344,12 @@ def legal_lines(game: Game, user: User | None) -> list[str]:
     return pipeline.legal_for(game, game_impl(game.kind), user)
 
 
+def legal_split(game: Game, user: User | None) -> tuple[list[str], list[str]]:
+    """The lines this user may post in the thread now, and those to send sealed (one
+    listing of the game's legal commands for both)."""
+    return pipeline.legal_split_for(game, game_impl(game.kind), user)
+
+
 def sealed_lines(game: Game, user: User | None) -> list[str]:
     """Enumerable lines this user may (or must) send through the sealed endpoint now."""
     return pipeline.sealed_legal_for(game, game_impl(game.kind), user)

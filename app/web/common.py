@@ -56,6 +56,7 @@ def safe_next(target: str) -> str:
 def game_panel(session: Session, game: Game, user: User | None) -> dict[str, Any]:
     """What the thread page and the game page both show about a game."""
     seat = gm.seat_of(game, user)
+    legal, sealed_legal = gm.legal_split(game, user)
     own_view = None
     if game.state is not None and (seat is not None or gm.is_gm(game, user)):
         own_view = gm.private_view(game, user)
@@ -65,8 +66,8 @@ def game_panel(session: Session, game: Game, user: User | None) -> dict[str, Any
         "own_view": own_view,
         "seat": seat,
         "is_gm": gm.is_gm(game, user),
-        "legal": gm.legal_lines(game, user),
-        "sealed_legal": gm.sealed_lines(game, user),
+        "legal": legal,
+        "sealed_legal": sealed_legal,
         "examples": gm.example_lines(game, user),
         "impl": gm.game_impl(game.kind),
     }

@@ -243,28 +243,30 @@ def test_no_such_square(line: str, column: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("line", "column"),
+    ("line", "cards"),
     [
-        ("AREA 2 F", len("AREA 2 ") + 1),
-        ("AREA F F3", len("AREA ") + 1),
-        ("AREA 4 フリー", len("AREA 4 ") + 1),
+        ("AREA F 3", ("3", "F")),  # the rules page's own example: Free and 【3】
+        ("AREA 3 F", ("3", "F")),
+        ("エリア フリー 3", ("3", "F")),
+        ("AREA F=3", ("3", "F")),
+        ("AREA 4 フリー", ("4", "F")),
+        ("AREA F F3", ("F", "F3")),
     ],
 )
-def test_free_needs_the_number_it_stands_for(line: str, column: int) -> None:
-    with pytest.raises(CommandSyntaxError) as caught:
-        parse(line)
-    assert "どの数字として使うか" in caught.value.message
-    assert caught.value.column == column
-    assert caught.value.expected == ["F1", "F2", "F3", "F4", "F5"]
+def test_free_without_its_number_is_left_to_the_rules(line: str, cards: tuple[str, str]) -> None:
+    """A Free whose number is not written parses; the rules take the one area it can stand
+    for or ask which (test_populous_rules.test_area_f_3_free_and_3)."""
+    assert parse(line) == Area(cards)
 
 
 def test_free_with_a_space_takes_the_number_after_it() -> None:
-    """F 2 is Free standing for 2 (as F2): AREA F 4 names one card only."""
+    """F 2 is Free standing for 2 (as F2) when a second card follows: AREA F 2 4."""
     assert parse("AREA F 2 4") == Area(("4", "F2"))
-    with pytest.raises(CommandSyntaxError) as caught:
-        parse("エリア free 5")
-    assert caught.value.message.startswith("AREA の後には創世カードを2枚書いてください")
-    assert caught.value.column == len("エリア free 5") + 1
+    for line in ("AREA F3", "AREA 2"):
+        with pytest.raises(CommandSyntaxError) as caught:
+            parse(line)
+        assert caught.value.message.startswith("AREA の後には創世カードを2枚書いてください")
+        assert caught.value.column == len(line) + 1
 
 
 @pytest.mark.parametrize(

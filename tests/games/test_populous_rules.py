@@ -387,6 +387,27 @@ def test_free_is_never_blocked_by_its_markers() -> None:
     assert go(state, nxt, "AREA 3 F4")["t"]["area"] == "3-4"
 
 
+def test_area_f_3_free_and_3() -> None:
+    """The rules page's `AREA F 3`: Free and 【3】. Free stands for the one number that makes
+    an area the player may choose; with several the bot asks which, naming the lines (D)."""
+    state = situation(0, res={"信仰": 1})
+    asked = refused(state, 0, "AREA F 3")
+    choices = [line for line in game.legal(state, 0) if re.fullmatch(r"AREA 3 F[0-9]", line)]
+    assert len(choices) > 1
+    for line in choices:
+        assert line in asked
+    assert "どの数字" in asked
+    # Only one fits when the map has one area with a 3 (a map no setup deals: 1−3, 2−3, 3−4
+    # taken off; 3−3 is not on a 3-player map): 3−5.
+    state["map"] = [tile for tile in state["map"] if tile["id"] not in ("1-3", "2-3", "3-4")]
+    after, events = play(state, 0, "AREA F 3")
+    assert after["t"]["area"] == "3-5"
+    assert res(after, 0)["信仰"] == 0
+    assert "【フリー】(5)" in texts(events)
+    state["players"][0]["res"]["信仰"] = 0  # then paid for as any Free
+    assert "信仰1" in refused(state, 0, "AREA F 3")
+
+
 def test_same_number_twice_needs_free() -> None:
     assert "フリー" in refused(situation(0, players=4), 0, "AREA 2 2")
 

@@ -74,7 +74,8 @@ class Cubes:
 @dataclass(frozen=True)
 class Area:
     """AREA <card> <card>: the two genesis cards of the turn. A card is ``1``–``5`` or ``F<n>``
-    (Free standing for n). Kept in the order written, low first in the canonical line."""
+    (Free standing for n); a bare ``F`` (Free, its number not written: ``AREA F 3``) is resolved
+    by the rules to the one area it can stand for. Low first in the canonical line."""
 
     cards: tuple[str, str]
 
@@ -93,7 +94,7 @@ class Area:
 
 def card_order(card: str) -> tuple[int, int]:
     """Numbered cards first, then Free, each by number (the canonical order)."""
-    return (1 if card.startswith("F") else 0, int(card.lstrip("F")))
+    return (1 if card.startswith("F") else 0, int(card.lstrip("F") or 0))
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,13 @@ class Play:
     card: str | None = None
 
     def canonical(self) -> str:
+        line: str | None = self.__dict__.get("_line")  # a frozen command: its line never changes
+        if line is None:
+            line = self._line()
+            object.__setattr__(self, "_line", line)
+        return line
+
+    def _line(self) -> str:
         parts = ["NEWGEN"] if self.newgen else []
         if self.down:
             parts.append(f"FACEDOWN {self.kind}")

@@ -105,20 +105,35 @@ def _number(token: Token, low: int, high: int, what: str) -> int:
     return value
 
 
-def _area_card(token: Token) -> str:
+AREA_MESSAGE = (
+    "AREA の後には創世カードを2枚書いてください(1〜5、フリーは使う数字を付けて F2。"
+    "例: AREA 2 4、AREA F3 4)。"
+)
+
+
+def _area_card(token: Token) -> tuple[str, Token]:
+    """A genesis card as written: ``"3"``, ``"F3"`` (Free as 3) or ``"F"`` (Free, its number
+    not written), with its token."""
     if token.type.endswith("FREE"):
         match = _FREE.fullmatch(str(token))
         assert match is not None
         if match["number"] is None:
-            raise SyntaxErrorDetail(
-                token,
-                f"【フリー】は、どの数字として使うかを続けて書いてください(例: F2。{token} だけでは"
-                "エリアが決まりません)。",
-                ["F1", "F2", "F3", "F4", "F5"],
-            )
+            return "F", token
         number = Token("INT", match["number"], start_pos=token.start_pos, column=token.column)
-        return f"F{_number(number, 1, 5, '創世カードの数字')}"
-    return str(_number(token, 1, 5, "創世カードの数字"))
+        return f"F{_number(number, 1, 5, '創世カードの数字')}", token
+    return str(_number(token, 1, 5, "創世カードの数字")), token
+
+
+def _one_area_card(area: Token, card: str, token: Token) -> tuple[str, str]:
+    """``AREA F 3`` (the rules page's own example): Free and 【3】, Free's number left to the
+    rules (the one area it can stand for, else a refusal listing them). Any other single card
+    is a line missing its second card."""
+    text = str(token)
+    if card.startswith("F") and len(card) == 2 and text[-2] in " =:":
+        return "F", card[1]
+    end = Token("AREA", "", start_pos=(token.start_pos or 0) + len(text))
+    end.column = (token.column or 0) + len(text)
+    raise SyntaxErrorDetail(end, AREA_MESSAGE, ["AREA 2 4", "AREA F3 4"])
 
 
 class PopulousTransformer(Transformer[Token, Any]):
@@ -141,7 +156,7 @@ class PopulousTransformer(Transformer[Token, Any]):
             raise SyntaxErrorDetail(children[MAX_PATH], f"カードは {MAX_PATH} 枚までです。")
         return tuple(_kind(token) for token in children)
 
-    def area_card(self, children: list[Token]) -> str:
+    def area_card(self, children: list[Token]) -> tuple[str, Token]:
         return _area_card(children[0])
 
     def extra(self, children: list[Token]) -> int:
@@ -174,8 +189,9 @@ class PopulousTransformer(Transformer[Token, Any]):
         return cubes
 
     def area(self, children: list[Any]) -> Area:
-        first, second = children[1], children[2]
-        low, high = sorted((first, second), key=card_order)
+        verb, (first, token), written = children
+        pair = _one_area_card(verb, first, token) if written is None else (first, written[0])
+        low, high = sorted(pair, key=card_order)
         return Area((low, high))
 
     def wrath_buy(self, _: list[Any]) -> WrathBuy:
@@ -269,13 +285,10 @@ SYNTAX_EXAMPLES: dict[str, list[str]] = {
         "CUBES 情熱 2 食料 3 x",
         "CUBES 情熱 2 食料 3 信仰 2 x",
     ],
-    "AREA の後には創世カードを2枚書いてください(1〜5、フリーは使う数字を付けて F2。"
-    "例: AREA 2 4、AREA F3 4)。": [
+    AREA_MESSAGE: [
         "AREA",
         "AREA x",
-        "AREA 2",
         "AREA 2 x",
-        "AREA F3",
         "AREA F3 x",
         "AREA 2 4 5",
     ],

@@ -18,6 +18,7 @@ the rule a command breaks.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import combinations_with_replacement, pairwise
 from typing import Any
@@ -741,7 +742,38 @@ def _free_cost(count: int) -> int:
     return FREE_COST[count]
 
 
+def _resolve_free(state: State, command: Area) -> Area:
+    """``AREA F 3``: Free whose number is not written stands for the one number that makes an
+    area of the map; with several, the player is asked which (D). Markers and the cost are
+    checked after, as for any area."""
+
+    def numbers(card: str) -> list[str]:
+        return [f"F{n}" for n in range(1, 6)] if card == "F" else [card]
+
+    found: dict[tuple[str, str], Area] = {}
+    for one in numbers(command.cards[0]):
+        for two in numbers(command.cards[1]):
+            low, high = sorted((one, two), key=card_order)
+            area = Area((low, high))
+            if _tile(state, "-".join(map(str, area.numbers))) is not None:
+                found[area.cards] = area
+    fits = sorted(found.values(), key=lambda area: area.numbers)
+    if len(fits) == 1:
+        return fits[0]
+    written = " ".join(command.cards)
+    if not fits:
+        raise RuleError(
+            f"AREA {written}: 【フリー】をどの数字にしても、このマップのエリアになりません。"
+        )
+    raise RuleError(
+        f"AREA {written}: 【フリー】をどの数字として使うかを書いてください"
+        f"({'、'.join(area.canonical() for area in fits)})。"
+    )
+
+
 def _area(state: State, seat: int, command: Area, events: Events) -> None:
+    if "F" in command.cards:
+        command = _resolve_free(state, command)
     player = state["players"][seat]
     markers = state["markers"]
     numbered = [card for card in command.cards if not card.startswith("F")]
@@ -937,18 +969,27 @@ def _play_candidates(state: State, seat: int) -> Iterator[Play]:
     hand = player["hand"]
     if not hand:
         return
-    kinds = [kind for kind in KINDS if kind in hand]
-    extras = [n for n, cost in enumerate(EXTRA_COST) if cost <= player["res"]["情熱"]]
-    newgen_options = [False, True] if _newgen_allowed(state, seat) else [False]
-    for newgen in newgen_options:
+    kinds = tuple(kind for kind in KINDS if kind in hand)
+    extras = tuple(n for n, cost in enumerate(EXTRA_COST) if cost <= player["res"]["情熱"])
+    yield from _plays(kinds, extras, _newgen_allowed(state, seat))
+
+
+@functools.lru_cache(maxsize=512)
+def _plays(kinds: tuple[str, ...], extras: tuple[int, ...], newgen: bool) -> tuple[Play, ...]:
+    """Every hand play of a hand holding ``kinds`` with ``extras`` affordable: the same few
+    hundred commands at most hand plays of a game, made once (their canonical lines with
+    them, ``Play.canonical``)."""
+    found: list[Play] = []
+    for change in (False, True) if newgen else (False,):
         for kind in kinds:
             for extra in extras:
-                yield Play(kind, extra, newgen=newgen)
+                found.append(Play(kind, extra, newgen=change))
         for action in KINDS:
             for extra in extras:
-                yield Play(action, extra, newgen=newgen, down=True)
+                found.append(Play(action, extra, newgen=change, down=True))
                 for card in kinds:
-                    yield Play(action, extra, newgen=newgen, down=True, card=card)
+                    found.append(Play(action, extra, newgen=change, down=True, card=card))
+    return tuple(found)
 
 
 def _newgen_allowed(state: State, seat: int) -> bool:
@@ -1481,9 +1522,17 @@ def _default_step(state: State, seat: int) -> GameCommand:
 
 
 def _areas(state: State, seat: int) -> list[Area]:
-    player = state["players"][seat]
-    markers = state["markers"]
-    unmarked = [str(n) for n in range(1, 6) if str(n) not in markers]
+    faith = state["players"][seat]["res"]["信仰"]
+    frees = sum(cost <= faith for cost in FREE_COST) - 1  # how many Free cards it can pay
+    unmarked = tuple(str(n) for n in range(1, 6) if str(n) not in state["markers"])
+    tiles = frozenset(tile["id"] for tile in state["map"])
+    return list(_area_choices(unmarked, frees, tiles))
+
+
+@functools.lru_cache(maxsize=256)
+def _area_choices(unmarked: tuple[str, ...], frees: int, tiles: frozenset[str]) -> tuple[Area, ...]:
+    """The areas a player may choose with these cards unmarked, paying for up to ``frees``
+    Free cards, on a map of these tiles: a few dozen, the same at most turns of a game."""
     free = [f"F{n}" for n in range(1, 6)]
     found: list[Area] = []
     seen: set[tuple[str, str]] = set()
@@ -1491,19 +1540,19 @@ def _areas(state: State, seat: int) -> list[Area]:
         for second in [*unmarked, *free]:
             if first == second and not first.startswith("F"):
                 continue
-            pair = tuple(sorted((first, second), key=card_order))
-            if pair in seen:
+            low, high = sorted((first, second), key=card_order)
+            if (low, high) in seen:
                 continue
-            seen.add(pair)  # type: ignore[arg-type]
-            command = Area(pair)  # type: ignore[arg-type]
-            if player["res"]["信仰"] < _free_cost(command.free):
+            seen.add((low, high))
+            command = Area((low, high))
+            if command.free > frees:
                 continue
-            low, high = command.numbers
-            if _tile(state, f"{low}-{high}") is None:
+            numbers = command.numbers
+            if f"{numbers[0]}-{numbers[1]}" not in tiles:
                 continue
             found.append(command)
     found.sort(key=lambda a: (a.free, a.numbers))
-    return found
+    return tuple(found)
 
 
 def _wrath_candidates(state: State, seat: int) -> Iterator[GameCommand]:

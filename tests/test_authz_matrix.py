@@ -32,7 +32,7 @@ import json
 import re
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
@@ -852,9 +852,19 @@ def fill(template: Any, values: dict[str, Any]) -> Any:
     return template
 
 
-def run_case(world: World, method: str, path: str, case: Case) -> list[str]:
+def run_case(
+    world: World,
+    method: str,
+    path: str,
+    case: Case,
+    roles: tuple[str, ...] = ROLES,
+    like: dict[str, str] | None = None,
+) -> list[str]:
+    """The case as each of ``roles``, each expected to be answered as the matrix answers the
+    role ``like`` maps it to (itself by default)."""
     problems: list[str] = []
-    for role in ROLES:
+    for role in roles:
+        row = (like or {}).get(role, role)
         prepared = case.prepare(world, role) if case.prepare is not None else {}
         values = {**world.values, **world.secrets, **prepared}
         url = fill(case.url, values)
@@ -876,11 +886,11 @@ def run_case(world: World, method: str, path: str, case: Case) -> list[str]:
         )
         where = f"{method} {url} as {role}"
         check_answer(method, path, reply, text)  # never a 500; a refusal says why
-        if reply.status_code != case.status[role]:
-            problems.append(f"{where}: {reply.status_code}, wanted {case.status[role]}")
+        if reply.status_code != case.status[row]:
+            problems.append(f"{where}: {reply.status_code}, wanted {case.status[row]}")
             continue
         found = secrets_in(world, reply, text)
-        wanted = case.reveals.get(role, frozenset())
+        wanted = case.reveals.get(row, frozenset())
         if found != wanted:
             problems.append(f"{where}: shows {sorted(found)}, wanted {sorted(wanted)}")
         if case.check is not None:
@@ -907,6 +917,48 @@ def test_matrix(world: World, method: str, path: str) -> None:
         problem
         for case in MATRIX[(method, path)]
         for problem in run_case(world, method, path, case)
+    ]
+    assert not problems, "\n".join(problems)
+
+
+def test_a_kicked_seat_is_a_stranger_on_every_route_of_its_game(world: World) -> None:
+    """A child the GM KICKed, whose seat nobody has taken over (the bot plays it), is answered
+    on every matrix route of that game and its thread as the matrix answers a stranger: the
+    same status (no own picture, no sealed commands) and no secret — neither the hand the seat
+    holds now nor another's, nor the parent's rule or salt. (tests/test_kicked_seat.py: the
+    surfaces one by one, on two kinds, and REPLACE.)"""
+    gm, parent, child, c2, c3 = fast_users(world.database, 5, world.web, prefix="mxk")
+    game = eleusis_game(gm, [parent, child, c2, c3], tag("kick"))
+    posts = f"/api/threads/{game['thread_id']}/posts"
+    kicked = gm.post(posts, {"body": f"KICK {child.name}"}).json()
+    assert kicked["replies"][0]["ok"], kicked
+    with world.database.session() as session:
+        row = session.get(Game, game["id"])
+        assert row is not None and row.state is not None and row.players[1].kicked
+        state = row.state
+    hands = {
+        tuple(sorted(player["hand"])): "hand:kicked" if seat == 1 else "hand:other-seat"
+        for seat, player in enumerate(state["players"])
+        if player["hand"]
+    }
+    assert "hand:kicked" in hands.values()  # the seat still holds cards: something to leak
+    as_kicked = replace(
+        world,
+        users={**world.users, "kicked": child},
+        sessions={**world.sessions, "kicked": new_token(world.database, child.name, "session")},
+        values={**world.values, "game": game["id"], "thread": game["thread_id"]},
+        secrets={"rule": RULE, "salt": state["salt"]},
+        hands=hands,
+        own_hand={},
+    )
+    problems = [
+        problem
+        for (method, path), cases in sorted(MATRIX.items())
+        for case in cases
+        if re.search(r"{(?:game|thread)}", case.url)
+        for problem in run_case(
+            as_kicked, method, path, case, roles=("kicked",), like={"kicked": "stranger"}
+        )
     ]
     assert not problems, "\n".join(problems)
 

@@ -321,6 +321,30 @@ def test_no_page_scrolls_sideways_and_no_header_link_breaks_on_a_phone(
         fits(phone.page, url)
 
 
+def test_the_log_replay_new_game_and_search_pages_fit_a_phone(
+    phone: Phone, tables: dict[str, Table], long_thread: int
+) -> None:
+    """The pages a game links to besides its own — its progress log (a wide table of the GM's
+    operations), its replay — for every kind, the new game form and search results (a game's
+    thread, a long word in a post) neither scroll sideways nor break a header link."""
+    pages = [
+        *(f"/games/{table.id}/log" for table in tables.values()),
+        *(f"/games/{table.id}/replay" for table in tables.values()),
+        *(f"/games/{table.id}/replay?at=1" for table in tables.values()),
+        "/games/new",
+        *(f"/games/new?kind={kind}" for kind in KINDS),
+    ]
+    for url in pages:
+        fits(phone.page, url)
+    # Searches that find the game threads' titles and posts, and the long word's post.
+    for query in ("スマホの", LONG_WORD[:40], LONG_TITLE[:4]):
+        fits(phone.page, f"/search?q={query}")
+        expect(phone.page.locator(".search-hit, .search-threads li").first).to_be_attached()
+    phone.log_in(tables["eleusis"].gm.name)  # the GM: the log lists their operations
+    for url in (f"/games/{tables['eleusis'].id}/log", "/games/new"):
+        fits(phone.page, url)
+
+
 def in_view(page: Page, selector: str) -> bool:
     """The element's top is on screen, below the sticky switch (not hidden under it)."""
     found: bool = page.evaluate(

@@ -111,11 +111,14 @@ def game_for_thread(session: Session, thread_id: int) -> Game | None:
 
 
 def seat_of(game: Game, user: User | None) -> int | None:
+    """The seat this user plays, or None. A seat the GM KICKed is nobody's until REPLACE
+    gives it to someone (as ``pipeline._actor_of``): its old player reads the game as an
+    outsider — its view, its own picture, its sealed commands are no longer theirs."""
     if user is None:
         return None
     for player in game.players:
         if player.user_id == user.id:
-            return player.seat
+            return None if player.kicked else player.seat
     return None
 
 
@@ -230,6 +233,7 @@ def submit_post(
 
 
 def _is_participant(game: Game, user: User | None) -> bool:
+    """The GM, or a player whose seat was not KICKed (``seat_of``)."""
     return is_gm(game, user) or seat_of(game, user) is not None
 
 

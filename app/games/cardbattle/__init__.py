@@ -14,6 +14,7 @@ from typing import Any
 
 from app.games.base import Actor, Game, Rng, State, Viewer
 from app.games.cardbattle import rules, scoring, svg
+from app.games.cardbattle import zombie as _zombie
 from app.games.cardbattle.commands import GAME_COMMANDS, Deck, Magic
 from app.games.cardbattle.content import starter_pool
 from app.games.cardbattle.grammar import PARSER
@@ -99,6 +100,7 @@ class Cardbattle(Game):
     result = staticmethod(scoring.result)
     waiting_for = staticmethod(rules.waiting_for)
     default_commands = staticmethod(rules.default_commands)
+    zombie = staticmethod(_zombie.zombie)
     turn_key = staticmethod(rules.turn_key)
 
     def turn_label(self, state: State) -> str:

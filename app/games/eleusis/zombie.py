@@ -6,7 +6,15 @@ same colour, other colour, higher, lower, same or next number), the one that agr
 of what the line shows (each accepted card follows it, each refused play breaks it) is taken,
 and a card of the hand that follows it after the last accepted card is played, declared ○. When
 no card fits, the lowest card is played declared ● (a card expected to be refused costs less
-if declared so). Judging and rules stay with the default moves (docs/rules/eleusis.md).
+if declared so).
+
+A dropped parent (docs/rules/eleusis.md, "Dropped players"): a formal rule needs nobody — the
+bot judges it; a hand-judged rule's words cannot be checked by a machine, so the parent takes
+the player at their word (`JUDGE <declaration>`, as at a deadline) and the round goes on to its
+end. No hint is given. A parent dropped before sealing a rule plays nothing: nobody may invent
+the parent's secret rule, so the round waits for the GM (`PARENT <name>` hands it to a player
+who is there, `ENDROUND` voids it). A dropped prophet judges as at a deadline (its JUDGE is
+sealed, which is no line of `legal`).
 """
 
 from __future__ import annotations
@@ -57,6 +65,10 @@ def _agreement(rule: Rule, line: Sequence[Mapping[str, Any]]) -> int:
 
 
 def zombie(own_view: Mapping[str, Any], legal: Sequence[str]) -> str | None:
+    pending = own_view.get("pending")
+    if pending is not None and any(line.startswith("JUDGE ") for line in legal):
+        wanted = f"JUDGE {pending['declaration']}"  # the parent of a hand-judged rule
+        return wanted if wanted in legal else None
     plays = [line for line in legal if line.startswith("PLAY ") and len(line.split()) == 3]
     line = own_view.get("line") or []
     if not plays or not line:

@@ -13,6 +13,7 @@ from typing import Any
 
 from app.games.base import Actor, Game, Rng, State, Viewer
 from app.games.idolwp import content, rules, scoring, svg
+from app.games.idolwp import zombie as _zombie
 from app.games.idolwp.commands import GAME_COMMANDS
 from app.games.idolwp.grammar import PARSER
 from app.games.idolwp.rules import IdolwpOptions
@@ -92,6 +93,7 @@ class Idolwp(Game):
     result = staticmethod(scoring.result)
     waiting_for = staticmethod(rules.waiting_for)
     default_commands = staticmethod(rules.default_commands)
+    zombie = staticmethod(_zombie.zombie)
     turn_key = staticmethod(rules.turn_key)
 
     def turn_label(self, state: State) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 from app.games.base import Actor, Game, Rng, State, Viewer
 from app.games.populous import content, rules, scoring, svg
+from app.games.populous import zombie as _zombie
 from app.games.populous.commands import GAME_COMMANDS, Discard, Pick, Play, Reveal
 from app.games.populous.grammar import PARSER
 from app.games.populous.rules import PopulousOptions
@@ -114,6 +115,7 @@ class Populous(Game):
     result = staticmethod(scoring.result)
     waiting_for = staticmethod(rules.waiting_for)
     default_commands = staticmethod(rules.default_commands)
+    zombie = staticmethod(_zombie.zombie)
     turn_key = staticmethod(rules.turn_key)
 
     def turn_label(self, state: State) -> str:

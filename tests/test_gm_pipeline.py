@@ -312,9 +312,18 @@ def test_undo_takes_back_the_last_post(session: Session, started: dict[str, Any]
     post(session, game, started["players"][0], "DRAW\nEND")
     _, reply = post(session, game, started["gm"], "UNDO")
     assert reply is not None and reply.reply_ok, reply.body
-    assert game.state == before
-    assert all(m.undone for m in gm.moves_of(session, game))
-    assert replay.replay(session, game) == before
+    # The drawn event card is back in its deck, which the bot then shuffled (docs/gm.md, UNDO):
+    # the game is the one before but for that deck's order.
+    assert before is not None and game.state is not None
+    assert {**game.state, "decks": None} == {**before, "decks": None}
+    assert sorted(game.state["decks"]["イベント"]) == sorted(before["decks"]["イベント"])
+    moves = gm.moves_of(session, game)
+    assert [(m.command, m.undone, m.by_bot) for m in moves] == [
+        ("DRAW", True, False),
+        ("END", True, False),
+        ("SHUFFLE イベント", False, True),
+    ]
+    assert replay.replay(session, game) == game.state
 
 
 def test_undo_stands_alone_in_its_post(session: Session, started: dict[str, Any]) -> None:
@@ -553,3 +562,90 @@ def test_one_your_turn_notice_per_turn_not_one_per_step(session: Session, kind: 
         for (before, said_before), (after, said_after) in itertools.pairwise(notices):
             posted = any(before <= when < after and who == player.id for when, who in acted)
             assert posted or said_after != said_before, (player.name, said_after)
+
+
+@pytest.mark.parametrize(
+    ("kind", "line", "verb"),
+    [
+        ("eitsuku", "SCUOT 役者", "SCOUT"),
+        ("eitsuku", "SCUOT", "SCOUT"),
+        # Not in capitals, or in Japanese: when the rest reads as the verb's arguments.
+        ("eitsuku", "scuot 役者", "SCOUT"),
+        ("eitsuku", "Scuot 役者", "SCOUT"),
+        ("eitsuku", "スカウド 役者", "スカウト"),
+        ("eitsuku", "ＳＣＵＯＴ　役者", "SCOUT"),
+        ("eitsuku", "ドロ一 ", None),  # no arguments: a word on its own is talk
+        ("eleusis", "plya ○ ♠7", "PLAY"),
+        ("eleusis", "プレー ○ ♠7", "プレイ"),
+        ("populous", "エリヤ 2 4", "エリア"),
+    ],
+)
+def test_a_first_word_close_to_a_verb_is_a_misspelt_verb(
+    kind: str, line: str, verb: str | None
+) -> None:
+    impl = gm.game_impl(kind)
+    assert pipeline.misspelt_verb(impl, line) == verb
+    assert pipeline.classify_line(impl, line) == ("talk" if verb is None else "misspelt")
+
+
+# Ordinary chat that begins with a word like a verb (スカッと, 終わり, Sets, Hunt …): talk.
+CHAT = [
+    "スカッとした",
+    "スカッと 役者が決まった",
+    "終わりました",
+    "終わり ました",
+    "ありがとう",
+    "ありがとう ございます",
+    "よろしく お願いします",
+    "スカウトって 何?",
+    "スカウトしたい 役者",
+    "交換 したい 人いる?",
+    "追加 します",
+    "開催 日時は?",
+    "パスタ 食べたい",
+    "参加し たいです",
+    "代表 春香",
+    "購入者 です",
+    "デッカい 役者だ",
+    "Sets are fun",
+    "Hunt for the truth",
+    "past the END",
+    "stat 春香",
+    "Moved on",
+    "Plays well",
+    "scout me",
+    "Scores 3 4",
+    "OK 役者",
+    "HELLO みんな",
+    "w",
+    "。",
+    "...",
+]
+
+
+@pytest.mark.parametrize("kind", ["eitsuku", "eleusis", "populous", "idolwp", "cardbattle"])
+def test_ordinary_chat_is_not_answered_as_a_misspelling(kind: str) -> None:
+    impl = gm.game_impl(kind)
+    answered = {line: pipeline.misspelt_verb(impl, line) for line in CHAT}
+    assert {line: verb for line, verb in answered.items() if verb is not None} == {}
+    assert [line for line in CHAT if pipeline.classify_line(impl, line) != "talk"] == []
+
+
+@pytest.mark.parametrize(
+    ("line", "word", "verb"),
+    [("scuot 役者", "scuot", "SCOUT"), ("スカウド 役者", "スカウド", "スカウト")],
+)
+def test_a_misspelt_verb_is_answered_with_the_line_the_verb_and_the_legal_lines(
+    session: Session, started: dict[str, Any], line: str, word: str, verb: str
+) -> None:
+    game, player = started["game"], started["players"][0]
+    before = state_snapshot(session, game)
+    _, reply = post(session, game, player, f"よし\n{line}")
+    assert reply is not None and not reply.reply_ok
+    assert reply.reply_error is not None
+    assert reply.reply_error["line"] == 2 and reply.reply_error["column"] == 1
+    assert f"「{word}」という命令はありません。もしかして {verb} ですか？" in reply.body
+    assert f"　{line}" in reply.body.split("\n")
+    legal = pipeline.legal_for(game, gm.game_impl("eitsuku"), player, public=True)
+    assert listed(legal) in reply.body
+    assert state_snapshot(session, game) == before

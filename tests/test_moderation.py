@@ -206,11 +206,102 @@ def test_adjust_appears_in_the_breakdown_and_reranks(
 def test_undo_marks_moves_undone_and_rebuilds(session: Session, table: dict[str, Any]) -> None:
     game = table["game"]
     before = game.state
-    say(session, game, table["players"][0], "DRAW\nEND")
+    say(session, game, table["players"][0], "BUY 小\nEND")
     assert say(session, game, table["gm"], "UNDO").reply_ok
-    assert game.state == before
+    assert game.state == before  # no card came back to a deck: nothing to shuffle
     assert [m.undone for m in gm.moves_of(session, game)] == [True, True]
     assert say(session, game, table["players"][0], "END").reply_ok
+    assert replay.replay(session, game) == game.state
+
+
+def deck_order(game: Game) -> dict[str, list[str]]:
+    assert game.state is not None
+    return {deck: list(cards) for deck, cards in game.state["decks"].items()}
+
+
+def test_undo_of_a_scout_shuffles_the_deck_the_card_went_back_to(
+    session: Session, table: dict[str, Any]
+) -> None:
+    """docs/gm.md, UNDO: the SCOUT's reply named the card UNDO puts back on top of the closed
+    deck, so the bot shuffles that deck at once, as a recorded GM move naming no card."""
+    game = table["game"]
+    decks = deck_order(game)
+    scouted = say(session, game, table["players"][0], "SCOUT 役者")
+    assert scouted.reply_ok, scouted.body
+    card = decks["役者"][-1]  # the top: the end of the list
+    assert f"{card} をスカウトしました" in scouted.body
+    undo = say(session, game, table["gm"], "UNDO")
+    assert undo.reply_ok, undo.body
+    assert "SHUFFLE 役者（ボット: UNDO の後始末） → GM が役者の山を切り直しました。" in undo.body
+    after = deck_order(game)
+    assert sorted(after["役者"]) == sorted(decks["役者"]) and after["役者"] != decks["役者"]
+    assert {d: c for d, c in after.items() if d != "役者"} == {
+        d: c for d, c in decks.items() if d != "役者"
+    }
+    moves = gm.moves_of(session, game)
+    assert [(m.command, m.undone, m.by_bot, m.actor_seat) for m in moves] == [
+        ("SCOUT 役者", True, False, 0),
+        ("SHUFFLE 役者", False, True, None),
+    ]
+    assert replay.replay(session, game) == game.state
+    assert run_checks(session) == []
+    # Nobody's legal lines offer it; a player may not give it.
+    impl = gm.game_impl("eitsuku")
+    assert game.state is not None
+    for actor in [0, 1, 2, "gm"]:
+        assert not any(line.startswith("SHUFFLE") for line in impl.legal(game.state, actor))
+    refused = say(session, game, table["players"][1], "切り直し 役者")
+    assert not refused.reply_ok and "GM の命令です" in refused.body
+
+
+def test_a_second_undo_takes_back_the_post_before_and_keeps_the_shuffle(
+    session: Session, table: dict[str, Any]
+) -> None:
+    """Taking back the bot's shuffle would restore the order the undone reply told: a second
+    UNDO passes over it and takes back the post before, and the shuffle stays in the log."""
+    game = table["game"]
+    first = say(session, game, table["players"][1], "SCOUT 脚本家")
+    assert first.reply_ok, first.body
+    assert say(session, game, table["players"][0], "SCOUT 役者").reply_ok
+    assert say(session, game, table["gm"], "UNDO").reply_ok
+    shuffled = deck_order(game)
+    again = say(session, game, table["gm"], "UNDO")
+    assert again.reply_ok, again.body
+    assert f">>{first.number - 1} の1手を取り消しました" in again.body
+    assert "GM が脚本家の山を切り直しました。" in again.body
+    moves = gm.moves_of(session, game)
+    assert [(m.command, m.undone, m.by_bot) for m in moves] == [
+        ("SCOUT 脚本家", True, False),
+        ("SCOUT 役者", True, False),
+        ("SHUFFLE 役者", False, True),
+        ("SHUFFLE 脚本家", False, True),
+    ]
+    assert deck_order(game)["役者"] == shuffled["役者"]  # the kept shuffle replays as it was
+    assert replay.replay(session, game) == game.state
+    assert run_checks(session) == []
+    nothing = say(session, game, table["gm"], "UNDO")  # only the bot's shuffles are left
+    assert not nothing.reply_ok and "取り消せる手がありません" in nothing.body
+
+
+def test_undo_shuffles_in_a_paused_game_and_the_gm_may_shuffle_by_hand(
+    session: Session, table: dict[str, Any]
+) -> None:
+    game = table["game"]
+    assert say(session, game, table["players"][0], "DRAW").reply_ok
+    assert say(session, game, table["gm"], "PAUSE").reply_ok
+    undo = say(session, game, table["gm"], "UNDO")
+    assert undo.reply_ok and "GM がイベントの山を切り直しました。" in undo.body, undo.body
+    assert say(session, game, table["gm"], "RESUME").reply_ok
+    decks = deck_order(game)
+    by_hand = say(session, game, table["gm"], "切り直し 演出")
+    assert by_hand.reply_ok and "GM が演出家の山を切り直しました。" in by_hand.body, by_hand.body
+    assert sorted(deck_order(game)["演出家"]) == sorted(decks["演出家"])
+    last = gm.moves_of(session, game)[-1]
+    assert (last.command, last.by_bot, last.actor_seat) == ("SHUFFLE 演出家", False, None)
+    assert replay.replay(session, game) == game.state
+    # The GM's own SHUFFLE is a post like any other: UNDO takes it back.
+    assert say(session, game, table["gm"], "UNDO").reply_ok
+    assert deck_order(game) == decks
     assert replay.replay(session, game) == game.state
 
 

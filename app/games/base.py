@@ -228,6 +228,122 @@ VERB_ENDINGS = frozenset(
     for stop in ("", "。")
 )
 
+# A closing full stop at the end of a command line: 。 (and ｡, which NFKC makes 。) and ． (which
+# NFKC makes "."). Dropped before parsing unless the grammar reads it as part of the last word
+# (CommandParser._drop_full_stop).
+FULL_STOPS = "。."
+
+# Regex syntax that makes a terminal's pattern more than a choice of words.
+_NOT_A_WORD = frozenset(".[]{}*+^$|()\\")
+
+
+class _NotWords(Exception):
+    """The pattern matches more than a short list of plain words."""
+
+
+def literal_words(pattern: str, limit: int = 64) -> list[str]:
+    """The words a terminal's regex matches when it is a choice of plain words, else [].
+
+    ``(?:(?i:SCOUT)|スカウト)`` gives ``SCOUT``, ``スカウト``; groups, inline flags and ``?`` are
+    read, lookarounds (``マジック(?![^ ,、])``, a whole word only) match no text and are left out.
+    A character class, ``.``, ``*`` or ``+`` makes it no list of words.
+    """
+    reader = _WordsReader(pattern, limit)
+    try:
+        words = reader.alternation()
+    except _NotWords:
+        return []
+    if reader.at < len(pattern):
+        return []
+    return [word for word in dict.fromkeys(words) if word]
+
+
+class _WordsReader:
+    """Recursive descent over the little of regex syntax that spells a choice of words."""
+
+    def __init__(self, pattern: str, limit: int) -> None:
+        self.pattern = pattern
+        self.limit = limit
+        self.at = 0
+
+    def _peek(self, text: str) -> bool:
+        return self.pattern.startswith(text, self.at)
+
+    def alternation(self) -> list[str]:
+        words = self.sequence()
+        while self._peek("|"):
+            self.at += 1
+            words = words + self.sequence()
+        return words
+
+    def sequence(self) -> list[str]:
+        words = [""]
+        while self.at < len(self.pattern) and self.pattern[self.at] not in "|)":
+            item = self.atom()
+            if self._peek("??") or self._peek("?"):
+                self.at += 2 if self._peek("??") else 1
+                item = [*item, ""]
+            words = [head + tail for head in words for tail in item]
+            if len(words) > self.limit:
+                raise _NotWords
+        return words
+
+    def atom(self) -> list[str]:
+        char = self.pattern[self.at]
+        if char == "(":
+            return self.group()
+        if char == "\\":
+            escaped = self.pattern[self.at + 1 : self.at + 2]
+            if not escaped or escaped.isalnum():
+                raise _NotWords  # \d, \s, \w, \b … (or a dangling backslash)
+            self.at += 2
+            return [escaped]
+        if char in _NOT_A_WORD or char == "?":
+            raise _NotWords
+        self.at += 1
+        return [char]
+
+    def group(self) -> list[str]:
+        lookaround = re.compile(r"\(\?(?:=|!|<=|<!)").match(self.pattern, self.at)
+        if lookaround is not None:
+            self.at = lookaround.end()
+            self._skip_to_close()
+            return [""]
+        opener = re.compile(r"\((?:\?(?:[aiLmsux-]*:|P<\w+>))?").match(self.pattern, self.at)
+        assert opener is not None  # the pattern is at "("
+        if self._peek("(?") and opener.end() == self.at + 1:
+            raise _NotWords  # (?P=…), (?#…), a conditional …
+        self.at = opener.end()
+        words = self.alternation()
+        if not self._peek(")"):
+            raise _NotWords
+        self.at += 1
+        return words
+
+    def _skip_to_close(self) -> None:
+        """Past the ``)`` that closes the group being read (escapes and classes skipped)."""
+        depth = 1
+        in_class = False
+        while self.at < len(self.pattern):
+            char = self.pattern[self.at]
+            self.at += 2 if char == "\\" else 1
+            if char == "\\":
+                continue
+            if in_class:
+                in_class = char != "]"
+            elif char == "[":
+                in_class = True
+                if self._peek("]"):  # a "]" first in a class is a member
+                    self.at += 1
+            elif char == "(":
+                depth += 1
+            elif char == ")":
+                depth -= 1
+                if depth == 0:
+                    return
+        raise _NotWords
+
+
 STRICT_AVAILABLE = importlib.util.find_spec("interegular") is not None
 # How many parsed lines each game's parser keeps (CommandParser.parse).
 PARSE_CACHE_SIZE = 4096
@@ -336,32 +452,46 @@ class CommandParser:
 
     @cached_property
     def verb_words(self) -> list[str]:
-        """Every spelling of every verb (``SCOUT``, ``スカウト``, …), for "did you mean" hints."""
+        """Every spelling of every verb (``SCOUT``, ``スカウト``, …), as plain words: for the
+        verbs glued to what follows and for "did you mean" hints."""
         words: list[str] = []
         for pattern in self._verb_patterns:
-            bare = re.sub(r"\(\?(?:[a-z]+)?:|\)", "", pattern.pattern)
-            words.extend(word for word in bare.split("|") if word and word not in words)
+            words.extend(w for w in literal_words(pattern.pattern) if w not in words)
         return words
 
     def verbs_match(self, word: str) -> bool:
-        return any(p.fullmatch(word) for p in self._verb_patterns)
+        return self._any_verb.fullmatch(word) is not None
 
     @cached_property
-    def _glued_verbs(self) -> list[str]:
-        """Japanese spellings of the verbs, longest first: they may be written with no space
-        before what follows (スカウト役者)."""
-        return sorted((w for w in self.verb_words if not w.isascii()), key=len, reverse=True)
+    def _any_verb(self) -> re.Pattern[str]:
+        """All the verbs in one regex: it is tried on the first word of every line posted."""
+        return re.compile("|".join(f"(?:{p.pattern})" for p in self._verb_patterns) or "(?!)")
+
+    @cached_property
+    def _glued_verb(self) -> re.Pattern[str]:
+        """A verb at the start of a word, longest first: a Japanese one followed by anything
+        (スカウト役者), an English one (any case) only by a non-ASCII character (SCOUT役者, but
+        DRAWING and ENDLESS are words of their own)."""
+        spellings = []
+        for word in sorted(self.verb_words, key=len, reverse=True):
+            if word.isascii():
+                spellings.append(f"(?i:{re.escape(word)})(?=[^\\x00-\\x7f])")
+            else:
+                spellings.append(re.escape(word))
+        return re.compile("|".join(spellings) or "(?!)")
 
     def command_text(self, line: str) -> str | None:
-        """The line as the parser reads it when it is a command line; None for talk
-        (docs/forum.md, "Where talk ends and a command begins").
+        """The command line, with a space after a glued verb; None for talk (docs/forum.md,
+        "Where talk ends and a command begins").
 
         A command line begins with a verb. The verb may be followed by a space, by nothing,
-        or — in Japanese — directly by the rest: ``スカウト役者`` reads ``スカウト 役者``. A
-        closing 。 and a polite ending after the verb (``終了。``, ``公開します``, ``預言者宣言``)
-        add nothing. A verb glued to other words counts only when the grammar takes the word
-        right after the verb (``配置主演役者9`` is a command with an error in its card;
-        ``終了しました、おつかれ`` is talk).
+        or directly by the rest: ``スカウト役者`` and ``SCOUT役者`` read ``スカウト 役者`` and
+        ``SCOUT 役者``. A closing 。 and a polite ending after the verb (``終了。``, ``公開します``,
+        ``預言者宣言``) add nothing. A verb glued to other words counts only when the grammar
+        takes the word right after the verb (``配置主演役者9`` is a command with an error in its
+        card; ``終了しました、おつかれ`` is talk); an English one not in capitals only when the
+        whole line parses. A 。 or ． closing the line stays here: `parse` drops it
+        (`_drop_full_stop`), and an error quotes the line with it.
         """
         text = normalise(line)
         if not text:
@@ -369,21 +499,64 @@ class CommandParser:
         first = text.split(" ", 1)[0]
         if self.verbs_match(first):
             return text
-        for verb in self._glued_verbs:
-            if not first.startswith(verb):
-                continue
-            rest = text[len(verb) :].strip()
-            if rest in VERB_ENDINGS:
-                return verb
-            glued = f"{verb} {rest}"
-            return glued if self._takes_word_after(glued, len(verb)) else None
-        return None
+        glued = self._glued_verb.match(first)
+        if glued is None:
+            return None
+        verb = glued.group()
+        rest = text[len(verb) :].strip()
+        if rest in VERB_ENDINGS:
+            return verb
+        spaced = f"{verb} {rest}"
+        if not self._takes_word_after(verb, rest):
+            return None
+        if verb.isascii() and not verb.isupper() and not self._parses(spaced, stop=True):
+            return None  # lower-case English glued to talk (endです…) needs the whole line
+        return spaced
 
-    def _takes_word_after(self, text: str, verb_length: int) -> bool:
+    def _drop_full_stop(self, text: str) -> str:
+        """Without the 。 (or ．) closing the line, unless a word of free form (a regex
+        terminal) reads it: a player called モーニング娘。, the free words of a hint keep
+        theirs. A stop nothing reads, or only a literal of the grammar (the ``.`` of the rule
+        language's ``card.rank``), is punctuation: no command ends with one."""
+        bare = text.rstrip(FULL_STOPS).rstrip()
+        if bare == text or not bare:
+            return text
+        interactive = self.lark.parse_interactive(text)
+        try:
+            for token in interactive.iter_parse():
+                if token.end_pos is not None and token.end_pos > len(bare):
+                    return text if self._is_free_form(token.type) else bare
+        except UnexpectedInput:
+            pass
+        return bare
+
+    def _is_free_form(self, terminal: str) -> bool:
+        try:
+            return self.lark.get_terminal(terminal).pattern.type == "re"
+        except KeyError:
+            return False
+
+    def _parses(self, text: str, stop: bool = False) -> bool:
+        """Does the grammar take the line (``stop``: with a closing 。 or ． dropped)?"""
+        try:
+            self.lark.parse(self._drop_full_stop(text) if stop else text)
+        except UnexpectedInput:
+            return False
+        return True
+
+    def reads_as_arguments(self, verb: str, rest: str) -> bool:
+        """Does ``verb rest`` parse, with one of the grammar's own terms (a deck, a slot, a
+        mark; not a name or free words) right after the verb? Tells a misspelt verb
+        (``スカウド 役者``) from talk that only begins like one (pipeline.misspelt_verb)."""
+        return self._takes_word_after(verb, rest) and self._parses(f"{verb} {rest}", stop=True)
+
+    def _takes_word_after(self, verb: str, rest: str) -> bool:
         """Does the grammar read the word after the verb as one of its own terms (a deck, a
         slot, a mark)? A word any text would match (a name, free words) does not count:
         ``代理の一手です`` and ``ヒントください`` stay talk."""
-        interactive = self.lark.parse_interactive(text)
+        if not any(term.match(rest) for term in self._terms_after(verb)):
+            return False  # the cheap test first: most talk stops here
+        interactive = self.lark.parse_interactive(f"{verb} {rest}")
         try:
             for index, token in enumerate(interactive.iter_parse()):
                 if index == 1:
@@ -391,6 +564,39 @@ class CommandParser:
         except UnexpectedInput:
             return False
         return False
+
+    def _terms_after(self, verb: str) -> list[re.Pattern[str]]:
+        """The regexes of the grammar's own terms that may stand right after the verb (no
+        name, no free words), worked out once per verb."""
+        key = verb.upper() if verb.isascii() else verb
+        terms = self._terms_after_verb.get(key)
+        if terms is None:
+            terms = []
+            interactive = self.lark.parse_interactive(key)
+            try:
+                interactive.exhaust_lexer()
+                accepted = self._accepts(interactive)
+            except UnexpectedInput:
+                accepted = set()
+            for name in sorted(accepted):
+                if name != "$END" and not self._takes_any_word(name):
+                    terms.append(re.compile(self.lark.get_terminal(name).pattern.to_regexp()))
+            self._terms_after_verb[key] = terms
+        return terms
+
+    @cached_property
+    def _terms_after_verb(self) -> dict[str, list[re.Pattern[str]]]:
+        return {}
+
+    @cached_property
+    def _terms_after_any_verb(self) -> re.Pattern[str]:
+        patterns = dict.fromkeys(t.pattern for v in self.verb_words for t in self._terms_after(v))
+        return re.compile("|".join(f"(?:{p})" for p in patterns) or "(?!)")
+
+    def may_begin_arguments(self, rest: str) -> bool:
+        """Could ``rest`` begin with a term some verb takes right after it (a deck, a slot, a
+        mark)? The cheap first test of pipeline.misspelt_verb, run on lines of talk."""
+        return self._terms_after_any_verb.match(rest) is not None
 
     def _takes_any_word(self, terminal: str) -> bool:
         try:
@@ -419,20 +625,23 @@ class CommandParser:
         return {}
 
     def _parse(self, line: str) -> Any:
-        text = self.command_text(line) or normalise(line)
+        written = normalise(line)
+        text = self.command_text(written) or written
+        read = self._drop_full_stop(text)
         try:
-            tree = self.lark.parse(text)
+            tree = self.lark.parse(read)
         except UnexpectedInput as error:
-            raise self._syntax_error(text, error) from None
+            raise _as_written(written, text, self._syntax_error(read, error)) from None
         try:
             return self.transformer.transform(tree)
         except VisitError as error:
             detail = error.orig_exc
             if isinstance(detail, SyntaxErrorDetail):
                 column = getattr(detail.token, "column", None)
-                raise CommandSyntaxError(
+                refusal = CommandSyntaxError(
                     text, detail.message, column=column, expected=detail.expected
-                ) from None
+                )
+                raise _as_written(written, text, refusal) from None
             raise
 
     def expected_names(self, names: Iterable[str]) -> list[str]:
@@ -516,6 +725,20 @@ class CommandParser:
         except KeyError:
             return False
         return re.fullmatch(pattern, word) is not None
+
+
+def _as_written(written: str, text: str, refusal: CommandSyntaxError) -> CommandSyntaxError:
+    """The refusal of a command line read as ``text`` (CommandParser.command_text), quoting the
+    line as written: with its closing stop, without the space put after a glued verb (the
+    columns after it moved back by one)."""
+    column = refusal.column
+    glued = next((i for i, (a, b) in enumerate(zip(text, written, strict=False)) if a != b), None)
+    if glued is not None and text[glued] == " " and text[glued + 1 :] == written[glued:]:
+        if column is not None and column > glued + 1:
+            column -= 1
+    elif not written.startswith(text):
+        return refusal  # read otherwise: quote it as read
+    return CommandSyntaxError(written, refusal.message, column=column, expected=refusal.expected)
 
 
 def _state_key(error: UnexpectedInput) -> tuple[int, ...] | None:
@@ -815,6 +1038,13 @@ class Game:
         """A sensible next line for a dropped player, chosen from the lines legal for them now
         by what their own view shows; None: play the default moves. None by default."""
         return None
+
+    def undo_lines(self, before: State, after: State) -> list[str]:
+        """Canonical lines the bot plays as the GM (recorded moves, each with its own Rng)
+        right after an UNDO turned state ``before`` into ``after``: e.g. shuffling a closed
+        deck that got back a card the undone moves drew, whose name the thread already read
+        (docs/gm.md, UNDO). A later UNDO never takes these back. None by default."""
+        return []
 
     def turn_key(self, state: State) -> str:
         """Changes exactly when the turn or phase moves on (deadlines restart then)."""

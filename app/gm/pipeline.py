@@ -143,17 +143,105 @@ class Submission:
 # --- classification --------------------------------------------------------------------------
 
 
+# How close a first word must be to a verb to be read as a misspelling of it (difflib's ratio):
+# SCUOT/SCOUT 0.8, スカウド/スカウト 0.75, ドロ一/ドロー 0.67; a two-character verb with one
+# character changed (パス/バス, 開始/開催: 0.5) is another word.
+ENGLISH_VERB_CUTOFF = 0.75
+JAPANESE_VERB_CUTOFF = 0.6
+
+
+@dataclass(frozen=True)
+class _Spelling:
+    """A verb as misspelt_verb compares it (in capitals for an English verb)."""
+
+    verb: str
+    counts: dict[str, int]
+
+    def ratio(self, word: str, counts: dict[str, int], cutoff: float, gap: int) -> float:
+        """difflib's ratio of the word to the verb; 0 when their lengths differ by more than
+        gap, or a cheap bound puts it below cutoff (difflib.get_close_matches builds a
+        SequenceMatcher for every verb, ~9 µs each, and this runs on every line of talk)."""
+        size, total = len(self.verb), len(word) + len(self.verb)
+        if abs(len(word) - size) > gap or 2 * min(len(word), size) < cutoff * total:
+            return 0.0
+        shared = sum(min(n, self.counts.get(char, 0)) for char, n in counts.items())
+        if 2 * shared < cutoff * total:
+            return 0.0
+        return difflib.SequenceMatcher(None, word, self.verb).ratio()
+
+
+@dataclass(frozen=True)
+class _Spellings:
+    """One game's verbs by the characters in them, English and Japanese apart (built once per
+    game): a word is compared only with the verbs it shares a character with."""
+
+    english: dict[str, tuple[_Spelling, ...]]
+    japanese: dict[str, tuple[_Spelling, ...]]
+
+    @staticmethod
+    def of(verbs: list[str]) -> _Spellings:
+        english: dict[str, tuple[_Spelling, ...]] = {}
+        japanese: dict[str, tuple[_Spelling, ...]] = {}
+        for verb in dict.fromkeys(verb.upper() if verb.isascii() else verb for verb in verbs):
+            spelling = _Spelling(verb, _letter_counts(verb))
+            index = english if verb.isascii() else japanese
+            for char in spelling.counts:
+                index[char] = (*index.get(char, ()), spelling)
+        return _Spellings(english, japanese)
+
+    def near(self, word: str, cutoff: float, gap: int) -> list[str]:
+        """The verbs (English ones for an ASCII word, compared in capitals; else Japanese ones)
+        at most gap characters longer or shorter whose ratio to the word is cutoff or more,
+        closest first."""
+        english = word.isascii()
+        key = word.upper() if english else word
+        index = self.english if english else self.japanese
+        counts = _letter_counts(key)
+        candidates = {s.verb: s for char in counts for s in index.get(char, ())}
+        scored = [(s.ratio(key, counts, cutoff, gap), s.verb) for s in candidates.values()]
+        return [verb for score, verb in sorted(scored, reverse=True) if score >= cutoff]
+
+
+_SPELLINGS: dict[GameImpl, _Spellings] = {}
+
+
+def _letter_counts(word: str) -> dict[str, int]:
+    return {char: word.count(char) for char in set(word)}
+
+
+def _spellings(impl: GameImpl) -> _Spellings:
+    spellings = _SPELLINGS.get(impl)
+    if spellings is None:
+        spellings = _SPELLINGS[impl] = _Spellings.of(impl.verbs())
+    return spellings
+
+
 def misspelt_verb(impl: GameImpl, line: str) -> str | None:
-    """For an upper-case first word that is no verb but close to one (SCUOT): that verb."""
+    """For a first word that is no verb but close to one: that verb (docs/forum.md).
+
+    A word in capitals (SCUOT) is a misspelt verb on its own. Any other (scuot, Scuot, スカウド)
+    only when the rest of the line reads as that verb's arguments — the line parses with the
+    verb in its place, with one of the game's own terms right after it — so talk that merely
+    begins with a similar word (スカッとした, Sets are fun, 交換 したい 人) stays talk.
+    """
     text = normalise(line)
-    first = text.split(" ", 1)[0] if text else ""
-    if len(first) < 3 or not (first.isascii() and first.isalpha() and first.isupper()):
+    first, _, rest = text.partition(" ")
+    if not first:
         return None
-    if impl.is_command_line(text):
+    shouted = first.isascii() and first.isupper()
+    if first.isascii() and (len(first) < 3 or not first.isalpha()):
         return None
-    english = [verb for verb in impl.verbs() if verb.isascii()]
-    close = difflib.get_close_matches(first, english, n=1, cutoff=0.75)
-    return close[0] if close else None
+    if not shouted and not (rest and impl.parser.may_begin_arguments(rest)):
+        return None  # the cheap test first: most talk stops here
+    if first.isascii():
+        close = _spellings(impl).near(first, ENGLISH_VERB_CUTOFF, len(first))[:1]
+        if close and shouted:
+            return None if impl.is_command_line(text) else close[0]
+    else:
+        close = _spellings(impl).near(first, JAPANESE_VERB_CUTOFF, 1)[:3]
+    if not close or impl.is_command_line(text):
+        return None
+    return next((verb for verb in close if impl.parser.reads_as_arguments(verb, rest)), None)
 
 
 def classify_line(impl: GameImpl, line: str) -> str:
@@ -548,12 +636,14 @@ def apply_game_command(
     proxy: str = "",
     by_bot: bool = False,
     sealed: bool | None = None,
+    even_paused: bool = False,
 ) -> None:
+    """``even_paused``: the bot's moves after an UNDO, which a paused game allows too."""
     if work.status == "recruiting":
         raise Refusal("まだ始まっていません。GM が START するまでお待ちください。")
     if work.status in ("finished", "aborted"):
         raise Refusal("このゲームは終わっています。")
-    if work.paused:
+    if work.paused and not even_paused:
         raise Refusal("GM がゲームを中断しています。RESUME までお待ちください。")
     assert work.state is not None
     impl = sub.impl
@@ -634,13 +724,19 @@ def undo_last_post(session: Session, sub: Submission, work: Working) -> None:
     if work.moves:
         raise Refusal("UNDO は同じ書き込みのゲームの命令と一緒には使えません。")
     moves = [m for m in replay.applied_moves(session, sub.game) if m.id not in work.undone_moves]
-    if not moves:
+    # The bot's own moves after an earlier UNDO (a deck shuffled) are never taken back: that
+    # would restore the order the undone post's reply told. They stay in the kept log.
+    takeable = [m for m in moves if not made_after_undo(m)]
+    if not takeable:
         raise Refusal("取り消せる手がありません。")
-    last = moves[-1]
+    last = takeable[-1]
     key = (last.post_id, last.sealed_id)
-    undone = [m for m in moves if (m.post_id, m.sealed_id) == key]
-    kept = [m for m in moves if (m.post_id, m.sealed_id) != key]
+    undone = [m for m in takeable if (m.post_id, m.sealed_id) == key]
+    undone_ids = {m.id for m in undone}
+    kept = [m for m in moves if m.id not in undone_ids]
     players = sub.game.players_at_start or [s.name for s in work.seats]
+    assert work.state is not None
+    before = work.state
     work.state = replay.fold(sub.impl, sub.game, players, replay.log_of(kept))
     work.undone_moves.extend(m.id for m in undone)
     if work.status == "finished":
@@ -649,6 +745,21 @@ def undo_last_post(session: Session, sub: Submission, work: Working) -> None:
     anchor = f">>{last.post_number} の" if last.post_number else ""
     work.public.append(f"GM が{anchor}{len(undone)}手を取り消しました。")
     work.log.append(("UNDO", f"{anchor}{len(undone)}手"))
+    # What the game does after it (Game.undo_lines: えいつく shuffles a deck that got back a
+    # card the thread saw drawn), as the bot's GM moves, recorded so the log still replays.
+    for line in sub.impl.undo_lines(before, work.state):
+        apply_game_command(
+            sub, work, "gm", sub.impl.parse(line), proxy=UNDO_BOT, by_bot=True, even_paused=True
+        )
+
+
+UNDO_BOT = "（ボット: UNDO の後始末）"
+
+
+def made_after_undo(move: Move) -> bool:
+    """A move the bot made as the GM: only the game's ``undo_lines`` after an UNDO are (the
+    bot plays seats at deadlines and for kicked players, never the GM otherwise)."""
+    return move.by_bot and move.actor_seat is None
 
 
 # --- writing -------------------------------------------------------------------------------
@@ -840,12 +951,16 @@ def board_at(session: Session, sub: Submission, work: Working) -> int | None:
     ?at=N), None for a reply without the board. Called once the moves are saved."""
     if not work.board_shown:
         return None
-    count = session.scalar(
-        select(func.count())
-        .select_from(Move)
-        .where(Move.game_id == sub.game.id, Move.undone.is_(False))
-    )
+    ((count,),) = _COUNT_MOVES.fetch(session, {"game_id": sub.game.id})
     return int(count or 0)
+
+
+# The applied moves of a game (board_at): built once (a fresh select cost more than the count).
+_COUNT_MOVES = Prepared(
+    select(func.count())
+    .select_from(_MOVES)
+    .where(_MOVES.c.game_id == bindparam("game_id"), _MOVES.c.undone.is_(False))
+)
 
 
 def fit_reply(head: list[str], board: list[str], closing: list[str]) -> str:

@@ -19,6 +19,7 @@ from app.games.eitsuku.commands import (
     Release,
     Scout,
     SetRole,
+    Shuffle,
 )
 from app.games.eitsuku.events import EVENT_NAMES, EVENTS
 from app.games.eitsuku.grammar import PARSER, SYNTAX_EXAMPLES
@@ -65,6 +66,10 @@ from app.games.eitsuku.grammar import PARSER, SYNTAX_EXAMPLES
         ("end", End()),
         ("CHOOSE 音楽家", Choose("音楽家")),
         ("選択 役者", Choose("役者")),
+        ("SHUFFLE 役者", Shuffle("役者")),
+        ("切り直し 演出", Shuffle("演出家")),
+        ("SHUFFLE イベント", Shuffle("イベント")),
+        ("shuffle event", Shuffle("イベント")),
     ],
 )
 def test_game_command_lines_parse(line: str, command: object) -> None:
@@ -188,6 +193,7 @@ commands = st.one_of(
     ),
     st.builds(Scout, st.sampled_from(ROLE_DECKS)),
     st.builds(Choose, st.sampled_from(ROLE_DECKS)),
+    st.builds(Shuffle, st.sampled_from([*ROLE_DECKS, "イベント"])),
     st.builds(Buy, st.sampled_from(BUDGET_CARDS), budget_lists),
     st.builds(SetRole, st.sampled_from(SLOTS), role_cards, budget_lists),
     st.just(Draw()),

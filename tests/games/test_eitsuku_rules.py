@@ -1258,6 +1258,41 @@ def test_gm_and_platform_commands_are_not_applied() -> None:
     assert game.legal(state, "gm") == []
 
 
+@pytest.mark.parametrize("deck", [*ROLE_DECKS, EVENT_DECK])
+def test_gm_shuffle_shuffles_a_closed_deck_and_names_no_card(deck: str) -> None:
+    """D: `SHUFFLE <deck>` is the GM's only command: it shuffles a closed deck with the move's
+    Rng, its text names no card, and it is in nobody's legal lines, the GM's included."""
+    state = start(2)
+    shuffled, events = game.apply(state, "gm", game.parse(f"SHUFFLE {deck}"), Rng("t", 1))
+    assert Counter(shuffled["decks"][deck]) == Counter(state["decks"][deck])
+    assert shuffled["decks"][deck] != state["decks"][deck]
+    assert {**shuffled, "decks": None} == {**state, "decks": None}
+    assert [e["text"] for e in events] == [f"GM が{deck}の山を切り直しました。"]
+    assert game.view(shuffled, None) == game.view(state, None)
+    again, _ = game.apply(state, "gm", game.parse(f"切り直し {deck}"), Rng("t", 1))
+    assert again == shuffled  # the move's Rng decides: it replays exactly
+    error = rejected(state, 0, f"SHUFFLE {deck}")
+    assert "GM の命令です" in str(error)
+    for actor in (0, 1, "gm"):
+        assert not any(line.startswith("SHUFFLE") for line in game.legal(state, actor))
+
+
+def test_undo_lines_shuffle_every_deck_that_got_a_drawn_card_back() -> None:
+    """D: after an UNDO, the bot shuffles every deck that got back a card the undone moves
+    drew (the thread read its name); a deck that got nothing back is left as it is."""
+    before = start(2)
+    after = copy.deepcopy(before)
+    assert game.undo_lines(before, after) == []
+    before, _ = play(before, 0, "BUY 小", "END")  # nothing drawn
+    assert game.undo_lines(before, after) == []
+    before, _ = play(after, 0, "SCOUT 役者", "DRAW")
+    assert game.undo_lines(before, after) == ["SHUFFLE 役者", f"SHUFFLE {EVENT_DECK}"]
+    drawn, _ = play(after, 1, "SCOUT 脚本家")
+    assert game.undo_lines(drawn, after) == ["SHUFFLE 脚本家"]
+    over = {**after, "over": True}
+    assert game.undo_lines(before, over) == []  # a game over takes no move
+
+
 def test_legal_lines_parse_and_are_accepted() -> None:
     state = game.setup(NAMES[:4], {}, Rng("legal", 0))
     for seat in range(4):

@@ -13,7 +13,7 @@ from typing import Any
 from app.games.base import Actor, Game, Rng, State, Viewer
 from app.games.eitsuku import rules, scoring, svg
 from app.games.eitsuku import zombie as _zombie
-from app.games.eitsuku.commands import GAME_COMMANDS
+from app.games.eitsuku.commands import GAME_COMMANDS, GM_COMMANDS, Shuffle
 from app.games.eitsuku.grammar import PARSER
 from app.games.eitsuku.view import view as _view
 
@@ -31,6 +31,7 @@ class Eitsuku(Game):
     max_players = rules.MAX_PLAYERS
     parser = PARSER
     commands = GAME_COMMANDS
+    gm_commands = GM_COMMANDS
     breakdown_labels = scoring.BREAKDOWN_LABELS
     Options = rules.EitsukuOptions
     edition = rules.EDITION
@@ -51,8 +52,15 @@ class Eitsuku(Game):
     def execute(
         self, state: State, actor: Actor, command: Any, rng: Rng, sealed: bool
     ) -> list[dict[str, Any]]:
-        assert isinstance(actor, int)  # the GM gives no えいつく command (gm_commands is empty)
+        if actor == "gm":  # the guard let the GM give only its own command, SHUFFLE
+            assert isinstance(command, Shuffle)
+            return rules.shuffle(state, command, rng)
         return rules.execute(state, actor, command, rng)
+
+    def gm_command_note(self, command: Any) -> str:
+        return "(D: 山の切り直しは GM の道具。UNDO のあとはボットが行います)"
+
+    undo_lines = staticmethod(rules.undo_lines)
 
     def legal_commands(self, state: State, actor: Actor) -> list[Any]:
         return list(rules.legal_commands(state, actor))

@@ -127,5 +127,18 @@ class Choose:
         return f"CHOOSE {self.deck}"
 
 
+@dataclass(frozen=True)
+class Shuffle:
+    """SHUFFLE <deck>: the GM shuffles a closed deck (a role deck or イベント). The bot does it
+    after an UNDO put back into a deck a card the thread saw drawn (docs/rules/eitsuku.md)."""
+
+    deck: str
+
+    def canonical(self) -> str:
+        return f"SHUFFLE {self.deck}"
+
+
+# The players' commands; the GM's only one is SHUFFLE.
 GameCommand = PlayEvent | Scout | Buy | Draw | SetRole | Release | End | Choose
-GAME_COMMANDS = (PlayEvent, Scout, Buy, Draw, SetRole, Release, End, Choose)
+GM_COMMANDS = (Shuffle,)
+GAME_COMMANDS = (PlayEvent, Scout, Buy, Draw, SetRole, Release, End, Choose, Shuffle)

@@ -13,6 +13,7 @@ from app.games.commands import PlatformTransformer
 from app.games.eitsuku.cards import (
     BUDGET_CARDS_PER_WEEK,
     BY_SIZE,
+    EVENT_DECK,
     ROLE_DECKS,
     ROLE_NUMBERS,
     SLOTS,
@@ -27,6 +28,7 @@ from app.games.eitsuku.commands import (
     Release,
     Scout,
     SetRole,
+    Shuffle,
 )
 from app.games.eitsuku.events import (
     EVENT_NAMES,
@@ -175,6 +177,12 @@ class EitsukuTransformer(Transformer[Token, Any]):
     def choose(self, children: list[Any]) -> Choose:
         return Choose(children[1])
 
+    def shuffle(self, children: list[Any]) -> Shuffle:
+        return Shuffle(children[1])
+
+    def shuffle_events(self, _: list[Any]) -> Shuffle:
+        return Shuffle(EVENT_DECK)
+
 
 def make_transformer() -> Transformer[Token, Any]:
     merged: Transformer[Token, Any] = merge_transformers(  # type: ignore[no-untyped-call]
@@ -254,6 +262,9 @@ _EXAMPLES: dict[str, list[str]] = {
         "CHOOSE x",
     ]
     + [f"CHOOSE {deck} x" for deck in ROLE_DECKS],
+    f"SHUFFLE の後には切り直す山の名前({_DECKS_LIST}・{EVENT_DECK})を1つだけ書いてください"
+    "(例: SHUFFLE 役者)。": ["SHUFFLE", "SHUFFLE x", "SHUFFLE 主演"]
+    + [f"SHUFFLE {deck} x" for deck in (*ROLE_DECKS, EVENT_DECK)],
     "BUY の後には得る予算カードの大きさ(小・中・大)を書いてください(例: BUY 中)。": [
         "BUY",
         "BUY x",
@@ -325,6 +336,7 @@ TERMINAL_LABELS: dict[str, str] = {
     "RELEASE": "RELEASE(公開)",
     "END": "END(終了)",
     "CHOOSE": "CHOOSE(選択)",
+    "SHUFFLE": "SHUFFLE(切り直し)",
     "SCREENWRITER": "脚本家",
     "COMPOSER": "音楽家",
     "DIRECTOR": "演出家",

@@ -57,6 +57,7 @@ from app.games.eitsuku.commands import (
     Release,
     Scout,
     SetRole,
+    Shuffle,
 )
 from app.games.eitsuku.events import (
     AD_AGENCY,
@@ -779,6 +780,33 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
     if isinstance(command, Release | End) and not waiting_for(state):
         _end_week(state, events)
     return events
+
+
+# --------------------------------------------------------------------------- the GM's SHUFFLE
+
+
+def shuffle(state: State, command: Shuffle, rng: Rng) -> Events:
+    """D: the GM's SHUFFLE <deck> shuffles a closed deck (mutates: pass a copy). Its text names
+    no card; deck sizes, the one thing shown of a deck, do not change. Always allowed while
+    the game runs, so a kept SHUFFLE replays wherever an UNDO leaves it in the log."""
+    if command.deck not in state["decks"]:
+        raise RuleError(f"{command.deck} という山はありません。")
+    rng.shuffle(state["decks"][command.deck])
+    return [event("shuffle", f"GM が{command.deck}の山を切り直しました。", deck=command.deck)]
+
+
+def undo_lines(before: State, after: State) -> list[str]:
+    """D: after an UNDO, a SHUFFLE of every deck (all are closed, R 2−1) that got back a card
+    the undone moves had drawn: the thread read that card's name (SCOUT, CHOOSE, DRAW, 新たなる
+    チャンス), and the rebuilt state has it on top again. The physical table's remedy for a card
+    seen by mistake: it is shuffled back into its deck."""
+    if after["over"]:
+        return []
+    lines: list[str] = []
+    for deck, cards in after["decks"].items():
+        if Counter(cards) - Counter(before["decks"].get(deck, [])):
+            lines.append(Shuffle(deck).canonical())
+    return lines
 
 
 def _expand(plan: Mapping[str, int]) -> tuple[str, ...]:

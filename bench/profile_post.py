@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import os
 import shutil
 import subprocess
 import sys
@@ -107,6 +108,8 @@ def main() -> None:
         rate = result["requests"] / result["elapsed"]
         print(f"profiled: {result['requests']} posts, {rate:.1f}/s")
         summarise(raw)
+        if keep := os.environ.get("BENCH_PROFILE_RAW"):  # the stacks, for a closer look
+            shutil.copy(raw, keep)
 
 
 if __name__ == "__main__":

@@ -146,6 +146,7 @@ def test_a_full_stop_closing_a_command_line_is_punctuation(
         ("eitsuku", "ＳＣＯＵＴ 。", 6),
         ("eitsuku", "スカウトします", 5),
         ("eleusis", "JUDGE .", 6),
+        ("eleusis", "出す○♠7 ♠99。", 7),  # the ♠99, the verb glued to its declaration
     ],
 )
 def test_a_refused_line_is_quoted_as_written(kind: str, line: str, column: int) -> None:

@@ -262,7 +262,7 @@ def parse(line: str) -> Any:
             column=offset + MAX_RULE_LENGTH + 1,
         )
     try:
-        return PARSER.parse(text)
+        return PARSER.parse(line)  # a refusal quotes the line as written (glued, with its 。)
     except CommandSyntaxError as error:
         if rule is None or error.column is None or error.column <= rule[1]:
             raise

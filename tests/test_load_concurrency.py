@@ -16,6 +16,7 @@ from sqlalchemy import select
 from app.checks import check_post_numbers
 from app.config import Settings
 from app.db import Database
+from app.gm.pipeline import made_after_undo
 from app.gm.replay import replay
 from app.models import Game, GamePlayer, Move
 from tests.conftest import ApiUser, LiveServer
@@ -163,7 +164,9 @@ def test_every_player_moves_at_once(server: ServeProcess, database: Database) ->
         assert seqs == list(range(1, len(seqs) + 1))
         applied = session.scalars(select(Move).where(Move.game_id == game_id)).all()
         seats = session.scalars(select(GamePlayer.seat).where(GamePlayer.game_id == game_id))
-        assert {m.actor_seat for m in applied} <= set(seats)
+        assert {m.actor_seat for m in applied if not made_after_undo(m)} <= set(seats)
+        # the bot's GM moves after an UNDO: a deck that got back a card the thread saw drawn
+        assert all(m.command.startswith("SHUFFLE ") for m in applied if made_after_undo(m))
     assert_numbered(posts, len(posts))
     stored = {p.number: p.body for p in posts}
     assert all(stored[number] == body for number, body in acknowledged)

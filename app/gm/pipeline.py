@@ -1090,11 +1090,6 @@ def _playing_actor(game: Game, user: User | None) -> Actor | None:
     return _actor_of(game, user)[0]
 
 
-def sealed_legal_for(game: Game, impl: GameImpl, user: User | None) -> list[str]:
-    """Enumerable lines this user may (or must) send through the sealed endpoint now."""
-    return legal_split_for(game, impl, user)[1]
-
-
 def examples_for(game: Game, impl: GameImpl, user: User | None) -> list[tuple[str, bool]]:
     """Free-text lines to show as patterns (a secret rule's form), with whether sealed."""
     actor = _playing_actor(game, user)

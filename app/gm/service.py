@@ -354,11 +354,6 @@ def legal_split(game: Game, user: User | None) -> tuple[list[str], list[str]]:
     return pipeline.legal_split_for(game, game_impl(game.kind), user)
 
 
-def sealed_lines(game: Game, user: User | None) -> list[str]:
-    """Enumerable lines this user may (or must) send through the sealed endpoint now."""
-    return pipeline.sealed_legal_for(game, game_impl(game.kind), user)
-
-
 def example_lines(game: Game, user: User | None) -> list[tuple[str, bool]]:
     """Free-text lines the user may write now, as patterns (with whether they go sealed)."""
     return pipeline.examples_for(game, game_impl(game.kind), user)

@@ -4,6 +4,7 @@ the caller (a route or the game master) owns the transaction."""
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import math
@@ -13,7 +14,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Table, Text, bindparam, cast, event, func, insert, select, update
+from sqlalchemy import Table, Text, bindparam, cast, event, func, insert, inspect, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.orm.attributes import set_committed_value
@@ -102,7 +103,13 @@ def shown_author(session: Session, user: User, field: str | None = None) -> str:
 
 def daily_id(secret: str, user_key: str, when: datetime) -> str:
     """The per-day ID tag of 2ch-style boards: stable for one poster for one (Tokyo) day."""
-    day = when.astimezone(BBS_TZ).date().isoformat()
+    return _daily_id(secret, user_key, when.astimezone(BBS_TZ).date().isoformat())
+
+
+@functools.lru_cache(maxsize=4096)
+def _daily_id(secret: str, user_key: str, day: str) -> str:
+    """Kept per poster and day: every post computes its tag (the bot's reply too), and the
+    HMAC cost as much as writing the row (docs/benchmarks.md, round 10)."""
     mac = hmac.new(secret.encode(), f"{user_key}|{day}".encode(), hashlib.sha256).digest()
     return base64.b64encode(mac, altchars=b"+/").decode()[:8]
 
@@ -260,7 +267,10 @@ def add_post(
         values if board_at is not None else {k: v for k, v in values.items() if k != "board_at"}
     )
     ((post_id,),) = _INSERT_POST.run(session, written)
-    post = Post(id=post_id, **values)
+    # As Loading does (app/db.py): the columns written into a new object's dict, not set one
+    # by one through the constructor's attribute events (a fifth of storing a post).
+    post = _new_post()
+    post.__dict__.update(values, id=post_id)
     make_transient_to_detached(post)  # as if loaded: no INSERT at the next flush
     session.add(post)
     session.info.setdefault(_WRITTEN, []).append(post)
@@ -269,6 +279,7 @@ def add_post(
 
 
 _INSERT_POST = Prepared(insert(_POSTS).returning(_POSTS.c.id))
+_new_post = inspect(Post).class_manager.new_instance
 _WRITTEN = "bbsgm_posts_written"
 
 

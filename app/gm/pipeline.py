@@ -226,8 +226,8 @@ def misspelt_verb(impl: GameImpl, line: str) -> str | None:
     """
     text = normalise(line)
     first, _, rest = text.partition(" ")
-    if not first:
-        return None
+    if not first or impl.is_command_line(text):
+        return None  # a verb (every command line of a post comes here first: the cheap test)
     shouted = first.isascii() and first.isupper()
     if first.isascii() and (len(first) < 3 or not first.isalpha()):
         return None
@@ -236,10 +236,10 @@ def misspelt_verb(impl: GameImpl, line: str) -> str | None:
     if first.isascii():
         close = _spellings(impl).near(first, ENGLISH_VERB_CUTOFF, len(first))[:1]
         if close and shouted:
-            return None if impl.is_command_line(text) else close[0]
+            return close[0]
     else:
         close = _spellings(impl).near(first, JAPANESE_VERB_CUTOFF, 1)[:3]
-    if not close or impl.is_command_line(text):
+    if not close:
         return None
     return next((verb for verb in close if impl.parser.reads_as_arguments(verb, rest)), None)
 

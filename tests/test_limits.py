@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 
 from app import accounts, i18n
 from app import db as app_db
-from app.api import routes
+from app.api import turns
 from app.config import Settings
 from app.db import Database
 from app.errors import NotFound
@@ -723,7 +723,7 @@ def test_a_post_that_waits_too_long_for_the_write_lock_is_503_and_stores_nothing
 def test_a_post_runs_in_the_event_loop_only_when_the_write_lock_is_free(
     client: httpx.Client, database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """SQLite (app/api/routes.py, docs/benchmarks.md rounds 6 and 10): a post that finds the
+    """SQLite (app/api/turns.py, docs/benchmarks.md rounds 6 and 10): a post that finds the
     write lock free is done in the event loop; one that finds it held waits in line, asking
     again, then in a worker thread, and the server goes on answering other requests meanwhile.
     Posts that came while the lock was held are stored when it is given back, in the order
@@ -736,7 +736,7 @@ def test_a_post_runs_in_the_event_loop_only_when_the_write_lock_is_free(
         began.append(app_db.begin_now(session))
         return began[-1]
 
-    monkeypatch.setattr(routes, "begin_now", spy)
+    monkeypatch.setattr(turns, "begin_now", spy)
     poster = api_user(client)
     made = poster.post("/api/boards/chat/threads", {"title": "順番", "body": "一"}).json()
     thread_id = made["id"]

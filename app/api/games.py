@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
+from sqlalchemy.orm import Session
 
 from app import ratelimit
+from app.api import turns
 from app.api.schemas import ERROR_RESPONSES, PostOut, PostResult, ReplyOut, ValidationIssue
 from app.archive import listing, records
 from app.errors import Invalid
@@ -322,16 +325,27 @@ def moves(game_id: int, session: SessionDep, user: OptionalApiUser) -> list[Move
     ]
 
 
-@router.post("/{game_id}/sealed", status_code=201, response_model=SealedResult)
-def sealed(
-    game_id: int, body: BodyIn, request: Request, session: SessionDep, user: ApiUser
-) -> SealedResult:
-    ratelimit.check_post(session, request, user)
-    row, public = gm.submit_sealed(session, game_id, user, body.body, deps.secret_key(request))
+@router.post(
+    "/{game_id}/sealed",
+    status_code=201,
+    response_model=SealedResult,
+    dependencies=[Depends(deps.require_bearer_header)],
+)
+async def sealed(game_id: int, body: BodyIn, request: Request) -> Response:
+    """Written as a post is (app/api/turns.py: on SQLite in the event loop, in turn with the
+    posts), the token read and the attempt counted in the same transaction."""
+    work = functools.partial(_sealed, request, game_id, body)
+    content = await turns.in_turn(request, work)
+    return Response(content, status_code=201, media_type="application/json")
+
+
+def _sealed(request: Request, game_id: int, body: BodyIn, session: Session, in_loop: bool) -> bytes:
+    signed_in = functools.partial(deps.require_bearer_user, request, session)
+    with ratelimit.counting_post(session, request, signed_in, in_loop=in_loop) as user:
+        row, public = gm.submit_sealed(session, game_id, user, body.body, deps.secret_key(request))
     session.commit()
-    return SealedResult(
-        sealed=SealedOut.of(row), replies=[reply_out(public)] if public is not None else []
-    )
+    replies = [reply_out(public)] if public is not None else []
+    return SealedResult(sealed=SealedOut.of(row), replies=replies).model_dump_json().encode()
 
 
 @router.get("/{game_id}/sealed", response_model=list[SealedOut])

@@ -3,19 +3,15 @@ so no cross-site form can act through it."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import weakref
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from sqlalchemy.orm import Session
-from starlette.concurrency import run_in_threadpool
 
 from app import accounts, moderation, ratelimit
-from app.api import schemas
+from app.api import schemas, turns
 from app.api.games import post_result
-from app.db import Database, begin_now
 from app.forum import service as forum
 from app.gm import service as gm
 from app.web import deps
@@ -118,54 +114,11 @@ async def create_post(thread_id: int, body: schemas.NewPost, request: Request) -
     game master, rate limits, commit, and the JSON (the model serialised once, not validated
     again) — instead of one hop per dependency and a transaction for the counters
     (docs/benchmarks.md). A missing token is answered 401 before the body is validated, as on
-    the other routes.
-
-    On SQLite, where one transaction at a time writes anyway, a post finding the database free
-    runs right here in the event loop (``begin_now`` took the write lock without waiting):
-    handing it to a worker thread and back cost a fifth of the posts a second, the two
-    threads passing the GIL between them. One that finds it taken waits in line (``_turns``).
-    On PostgreSQL, whose workers write side by side, every post runs in a worker thread."""
-    database: Database = request.app.state.database
-    if not database.is_sqlite:
-        content = await run_in_threadpool(_post_in_session, request, thread_id, body)
-        return Response(content, status_code=201, media_type="application/json")
-    async with _turns():
-        for pause in _PAUSES:
-            with database.session() as session:
-                if begin_now(session):
-                    content = _create_post(request, thread_id, body, session, in_loop=True)
-                    return Response(content, status_code=201, media_type="application/json")
-            await asyncio.sleep(pause)
-        content = await run_in_threadpool(_post_in_session, request, thread_id, body)
+    the other routes. Where it runs (the event loop, a worker thread): app/api/turns.py."""
+    content = await turns.in_turn(
+        request, functools.partial(_create_post, request, thread_id, body)
+    )
     return Response(content, status_code=201, media_type="application/json")
-
-
-# SQLite: the posts of one event loop take their turns in arrival order, and only the first in
-# line asks for the write lock, every millisecond or two while a worker thread holds it (the
-# search indexer, a sealed command, a page's form). Handing a post that found the lock taken to
-# a worker thread made the next ones find it taken too: a tenth of the posts went to threads,
-# each costing the GIL's back and forth, and the p99 doubled (docs/benchmarks.md, round 10).
-# After about a tenth of a second (another process writing, a long transaction) the post waits
-# in a worker thread as any other writer does, still first in line.
-_PAUSES = (0.0005, 0.001, *(0.002,) * 50)
-_TURNS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _turns() -> asyncio.Lock:
-    """The line of this event loop's posts (a lock belongs to one loop; tests run several)."""
-    loop = asyncio.get_running_loop()
-    turns = _TURNS.get(loop)
-    if turns is None:
-        turns = _TURNS[loop] = asyncio.Lock()
-    return turns
-
-
-def _post_in_session(request: Request, thread_id: int, body: schemas.NewPost) -> bytes:
-    database: Database = request.app.state.database
-    with database.session() as session:
-        return _create_post(request, thread_id, body, session)
 
 
 def _create_post(
@@ -173,8 +126,7 @@ def _create_post(
     thread_id: int,
     body: schemas.NewPost,
     session: Session,
-    *,
-    in_loop: bool = False,
+    in_loop: bool,
 ) -> bytes:
     signed_in = functools.partial(deps.require_bearer_user, request, session)
     with ratelimit.counting_post(session, request, signed_in, in_loop=in_loop) as user:

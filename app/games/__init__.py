@@ -30,6 +30,22 @@ def _key(name: str) -> str:
 
 def find_game(name: str) -> Game | None:
     """The game whose kind, title or alias is `name` (NFKC-normalised, case-insensitive)."""
+    # The post path asks by kind several times a post: a kind as stored is answered from what
+    # the search found for it the first time, instead of normalising every name of every game
+    # again (the last kind registered paid for all of them). Only kinds are kept: other names
+    # come from users and are searched each time.
+    if name in GAMES:
+        found = _BY_KIND.get(name)
+        if found is None:
+            found = _BY_KIND[name] = _first_with(name)
+        return found
+    return _first_with(name)
+
+
+_BY_KIND: dict[str, Game | None] = {}
+
+
+def _first_with(name: str) -> Game | None:
     wanted = _key(name)
     for game in GAMES.values():
         names = (game.kind, game.title_ja, game.title_en, *game.aliases)

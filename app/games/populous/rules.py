@@ -1410,12 +1410,15 @@ def _reveal(state: State, seat: int, name: str, events: Events) -> None:
 def majorities(state: State, seat: int) -> list[str]:
     """R: areas where the seat has workers on two squares or more, or an intact town."""
     found = []
+    placed = state["pieces"]
     for tile in state["map"]:
         squares = area_squares(tile["id"])
         with_worker = 0
         town = False
         for square in squares:
-            pieces = state["pieces"].get(square, ())
+            pieces = placed.get(square)
+            if not pieces:  # most squares: the view asks this for every seat on every post
+                continue
             if any(p[0] == seat and p[1] == "w" for p in pieces):
                 with_worker += 1
             if any(p[0] == seat and p[1] == "t" for p in pieces):

@@ -24,7 +24,6 @@ from app.games.populous.rules import (
     contested_squares,
     hand_size,
     majorities,
-    terrain,
     waiting_for,
 )
 from app.games.populous.scoring import result
@@ -41,6 +40,9 @@ def _map(state: State) -> list[dict[str, Any]]:
     tiles = []
     for tile in state["map"]:
         squares = []
+        # The square's terrain as `terrain` tells it, read from the tile at hand: `terrain`
+        # looks the tile up again on the map for each of the map's squares.
+        ring = tile["ring"]
         for index, square in enumerate(area_squares(tile["id"])):
             letter = square[-1]
             squares.append(
@@ -49,7 +51,7 @@ def _map(state: State) -> list[dict[str, Any]]:
                     "letter": letter,
                     "dice": list(dice[letter]),
                     "printed": tile["squares"][index],
-                    "terrain": terrain(state, square),
+                    "terrain": str(ring) if ring is not None else str(tile["squares"][index]),
                     "adjacent": list(near.get(square, ())),
                     "contested": square in contested,
                     "pieces": [

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -21,7 +20,7 @@ from app.games import all_games
 from app.gm import pictures, replay
 from app.gm import service as gm
 from app.gm.options import PLATFORM_FIELDS, OptionField, OptionsInvalid, game_fields
-from app.models import Game, Post, SealedCommand
+from app.models import Game, Post, SealedCommand, User
 from app.moderation import log_for
 from app.web import deps
 from app.web.deps import ApiUser, OptionalApiUser, SessionDep, SettingsDep
@@ -334,18 +333,14 @@ def moves(game_id: int, session: SessionDep, user: OptionalApiUser) -> list[Move
 async def sealed(game_id: int, body: BodyIn, request: Request) -> Response:
     """Written as a post is (app/api/turns.py: on SQLite in the event loop, in turn with the
     posts), the token read and the attempt counted in the same transaction."""
-    work = functools.partial(_sealed, request, game_id, body)
-    content = await turns.in_turn(request, work)
-    return Response(content, status_code=201, media_type="application/json")
 
+    def act(session: Session, user: User) -> SealedResult:
+        secret = deps.secret_key(request)
+        row, public = gm.submit_sealed(session, game_id, user, body.body, secret)
+        replies = [reply_out(public)] if public is not None else []
+        return SealedResult(sealed=SealedOut.of(row), replies=replies)
 
-def _sealed(request: Request, game_id: int, body: BodyIn, session: Session, in_loop: bool) -> bytes:
-    signed_in = functools.partial(deps.require_bearer_user, request, session)
-    with ratelimit.counting_post(session, request, signed_in, in_loop=in_loop) as user:
-        row, public = gm.submit_sealed(session, game_id, user, body.body, deps.secret_key(request))
-    session.commit()
-    replies = [reply_out(public)] if public is not None else []
-    return SealedResult(sealed=SealedOut.of(row), replies=replies).model_dump_json().encode()
+    return await turns.signed_in_write(request, act)
 
 
 @router.get("/{game_id}/sealed", response_model=list[SealedOut])

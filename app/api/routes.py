@@ -3,7 +3,6 @@ so no cross-site form can act through it."""
 
 from __future__ import annotations
 
-import functools
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
@@ -14,6 +13,7 @@ from app.api import schemas, turns
 from app.api.games import post_result
 from app.forum import service as forum
 from app.gm import service as gm
+from app.models import User
 from app.web import deps
 from app.web.deps import ApiUser, SessionDep, SettingsDep
 
@@ -110,31 +110,15 @@ def thread(
     dependencies=[Depends(deps.require_bearer_header)],
 )
 async def create_post(thread_id: int, body: schemas.NewPost, request: Request) -> Response:
-    """The busiest route does its whole work in one transaction — token, the post and the
-    game master, rate limits, commit, and the JSON (the model serialised once, not validated
-    again) — instead of one hop per dependency and a transaction for the counters
-    (docs/benchmarks.md). A missing token is answered 401 before the body is validated, as on
-    the other routes. Where it runs (the event loop, a worker thread): app/api/turns.py."""
-    content = await turns.in_turn(
-        request, functools.partial(_create_post, request, thread_id, body)
-    )
-    return Response(content, status_code=201, media_type="application/json")
+    """The busiest route: token, rate limit, the post and the game master, commit and the JSON
+    in one transaction, on SQLite in the event loop when it can (app/api/turns.py)."""
 
+    def act(session: Session, user: User) -> schemas.PostResult:
+        secret = deps.secret_key(request)
+        post, replies = gm.submit_post(session, thread_id, user, body.body, secret, name=body.name)
+        return post_result(post, replies)
 
-def _create_post(
-    request: Request,
-    thread_id: int,
-    body: schemas.NewPost,
-    session: Session,
-    in_loop: bool,
-) -> bytes:
-    signed_in = functools.partial(deps.require_bearer_user, request, session)
-    with ratelimit.counting_post(session, request, signed_in, in_loop=in_loop) as user:
-        post, replies = gm.submit_post(
-            session, thread_id, user, body.body, deps.secret_key(request), name=body.name
-        )
-    session.commit()
-    return post_result(post, replies).model_dump_json().encode()
+    return await turns.signed_in_write(request, act)
 
 
 @router.post("/threads/{thread_id}/posts/{number}/hide", response_model=schemas.PostOut)

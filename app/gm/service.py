@@ -99,8 +99,12 @@ def create_game(
     return game
 
 
-def get_game(session: Session, game_id: int) -> Game:
-    game = session.get(Game, game_id) if 0 < game_id < 2**31 else None
+def get_game(session: Session, game_id: int, *, locked: bool = False) -> Game:
+    """``locked``: the row locked until commit and read afresh, seats included
+    (``pipeline.lock_game``)."""
+    game = None
+    if 0 < game_id < 2**31:
+        game = pipeline.lock_game(session, game_id) if locked else session.get(Game, game_id)
     if game is None:
         raise NotFound(f"ゲーム {game_id} はありません。")
     return game
@@ -250,9 +254,7 @@ def submit_sealed(
     # Locked and read once, seats included (``lock_game``): reading it first through the ORM
     # and then again locked cost more than the rest of a sealed command (docs/benchmarks.md,
     # round 10). Nothing is written before the checks below.
-    game = pipeline.lock_game(session, game_id) if 0 < game_id < 2**31 else None
-    if game is None:
-        raise NotFound(f"ゲーム {game_id} はありません。")
+    game = get_game(session, game_id, locked=True)
     if not _is_participant(game, user):
         raise Forbidden("封印コマンドを送れるのは、このゲームのプレイヤーと GM だけです。")
     impl = game_impl(game.kind)

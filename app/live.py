@@ -14,6 +14,7 @@ last one they sent (the SSE id is the レス番), so nothing is lost or doubled,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import math
@@ -138,6 +139,19 @@ class Hub:
     def __init__(self) -> None:
         self._lock = threading.Lock()  # _channels: subscribers and wakers on other threads
         self._channels: dict[int, list[_Channel]] = {}
+        # PostgreSQL: this process's LISTEN threads (one per running app), which listen only
+        # while there are streams to wake (``ready``).
+        self.listeners: list[PostgresListener] = []
+
+    def has_streams(self) -> bool:
+        return bool(self._channels)
+
+    async def ready(self) -> None:
+        """Before a stream's first read, after it subscribed: on PostgreSQL, until this
+        process LISTENs, so that every post committed after the read wakes the stream. A
+        database that cannot be reached does not hold the stream: it polls."""
+        for listener in list(self.listeners):
+            await listener.listening()
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         """Kept for the app's start-up: streams use the loop they subscribe from."""
@@ -306,37 +320,117 @@ def _after_rollback(session: Session) -> None:
 
 
 class PostgresListener:
-    """A thread holding ``LISTEN bbsgm_threads`` on its own connection, waking this process."""
+    """A thread holding ``LISTEN bbsgm_threads`` on its own connection, waking this process,
+    while the process has live streams (and ``IDLE_SECONDS`` after the last one left, for
+    the browsers that reconnect). Without streams it holds no connection: every post's
+    ``pg_notify`` woke every worker's LISTEN thread, which then competed for the GIL with
+    the workers' posts (docs/benchmarks.md, round 11)."""
+
+    IDLE_SECONDS = 30.0
+    READY_SECONDS = 5.0  # a stream waits at most this long for LISTEN, then polls
 
     def __init__(self, dsn: str, hub: Hub) -> None:
         self.dsn = dsn
         self.hub = hub
         self._stop = threading.Event()
+        self._wanted = threading.Event()  # a stream waits for LISTEN
+        self._guard = threading.Lock()  # _listening and _waiters
+        self._listening = False
+        self.backend_pid: int | None = None  # the LISTEN connection's, while there is one
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._thread = threading.Thread(target=self._run, name="bbsgm-listen", daemon=True)
 
     def start(self) -> None:
+        self.hub.listeners.append(self)
         self._thread.start()
 
     def stop(self) -> None:
+        with contextlib.suppress(ValueError):
+            self.hub.listeners.remove(self)
         self._stop.set()
+        self._wanted.set()
         self._thread.join(timeout=5)
+        self._release()
+
+    @property
+    def is_listening(self) -> bool:
+        return self._listening
+
+    async def listening(self) -> None:
+        """Returns once this process LISTENs (at once if it does), or after READY_SECONDS."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._guard:
+            if self._listening or self._stop.is_set():
+                return
+            self._waiters.append((loop, future))
+        self._wanted.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(future, self.READY_SECONDS)
+
+    def _release(self) -> None:
+        with self._guard:
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(_resolve, future)
 
     def _run(self) -> None:
         import psycopg
 
         while not self._stop.is_set():
+            if not (self._wanted.wait(timeout=1.0) or self.hub.has_streams()):
+                continue
+            if self._stop.is_set():
+                return
             try:
                 with psycopg.connect(self.dsn, autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
-                    while not self._stop.is_set():
-                        for note in conn.notifies(timeout=1.0):
-                            self._deliver(note.payload)
+                    self.backend_pid = conn.info.backend_pid
+                    with self._guard:
+                        self._listening = True
+                    self._release()
+                    self._listen(conn)
+                self.backend_pid = None
             except Exception:  # the database went away: retry, the streams still poll
                 log.warning("LISTEN connection lost; retrying", exc_info=True)
+                self.backend_pid = None
+                with self._guard:
+                    self._listening = False
+                self._release()  # the streams waiting for it poll meanwhile
                 self._stop.wait(2.0)
+
+    def _listen(self, conn: Any) -> None:
+        """Delivers notifications until the process has had no stream for IDLE_SECONDS."""
+        idle_since: float | None = None
+        while not self._stop.is_set():
+            for note in conn.notifies(timeout=1.0):
+                self._deliver(note.payload)
+            if self.hub.has_streams():
+                idle_since = None
+                continue
+            now = time.monotonic()
+            if idle_since is None:
+                idle_since = now
+            if now - idle_since < self.IDLE_SECONDS:
+                continue
+            with self._guard:  # a stream subscribed since, or waiting: go on listening
+                if self._waiters or self.hub.has_streams():
+                    idle_since = None
+                    continue
+                self._listening = False
+                self._wanted.clear()
+            return
+        with self._guard:
+            self._listening = False
 
     def _deliver(self, payload: Any) -> None:
         try:
             self.hub.wake(int(payload))
         except (TypeError, ValueError):
             log.warning("ignored notification %r", payload)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

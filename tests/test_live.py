@@ -193,3 +193,69 @@ def test_postgres_notify_reaches_another_process(
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_postgres_listens_only_while_this_process_has_streams(settings: Any, database: Any) -> None:
+    """Every post's ``pg_notify`` wakes each process that LISTENs, so a process holds its
+    LISTEN connection only while it has streams: none before the first, a stream's first
+    read waits until it LISTENs (a post committed after that read reaches it by NOTIFY), and
+    IDLE_SECONDS after the last stream left the connection is closed."""
+    import asyncio
+    import time
+
+    from sqlalchemy import text
+    from sqlalchemy.engine import make_url
+
+    from app import live
+
+    if not settings.database_url.startswith("postgresql"):
+        pytest.skip("LISTEN/NOTIFY is PostgreSQL's")
+    url = make_url(settings.database_url).set(drivername="postgresql")
+    hub = live.Hub()
+    listener = live.PostgresListener(url.render_as_string(hide_password=False), hub)
+    listener.IDLE_SECONDS = 0.5
+    thread_id = 987_654_321
+
+    def backend_alive(pid: int) -> bool:
+        with database.engine.connect() as conn:
+            query = text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid")
+            return bool(conn.execute(query, {"pid": pid}).scalar_one())
+
+    def notify() -> None:
+        with database.engine.begin() as conn:
+            conn.execute(text("SELECT pg_notify(:c, :p)"), {"c": live.CHANNEL, "p": str(thread_id)})
+
+    async def load(after: int) -> live.Batch:
+        return live.Batch(b"", after, 0)
+
+    async def until(condition: Any, what: str, seconds: float = 20) -> None:
+        deadline = time.monotonic() + seconds
+        while not condition():
+            assert time.monotonic() < deadline, f"never: {what}"
+            await asyncio.sleep(0.01)
+
+    async def main() -> int:
+        await asyncio.sleep(1.5)  # a second and a half without streams
+        assert not listener.is_listening and listener.backend_pid is None
+        subscription = hub.subscribe(thread_id, "test", load)
+        await hub.ready()
+        assert listener.is_listening, "the first read came before LISTEN"
+        pid = listener.backend_pid
+        assert pid is not None and backend_alive(pid)
+        subscription.event.clear()
+        notify()  # another process's post, committed after the stream's first read
+        await until(subscription.event.is_set, "the notification woke the stream")
+        hub.unsubscribe(subscription)
+        await until(lambda: not listener.is_listening, "LISTEN ended without streams")
+        return pid
+
+    listener.start()
+    try:
+        pid = asyncio.run(main())
+    finally:
+        listener.stop()
+    for _ in range(200):  # the server ends the closed connection's backend
+        if not backend_alive(pid):
+            break
+        time.sleep(0.05)
+    assert not backend_alive(pid)

@@ -69,6 +69,7 @@ class Stream:
         last = self.start
         subscription = hub.subscribe(thread_id, source, load, poll)
         try:
+            await hub.ready()
             while True:
                 subscription.event.clear()
                 batch = await hub.read(subscription, last)

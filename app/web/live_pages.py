@@ -144,6 +144,7 @@ async def thread_events(
             thread_id, (state, db), _loader(state, db, thread_id), poll
         )
         try:
+            await live.HUB.ready()  # on PostgreSQL: LISTEN before the first read
             while True:
                 subscription.event.clear()
                 batch = await live.HUB.read(subscription, last)

@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     # SQLite: how often each server process puts new posts into the search index (0: never;
     # a search still indexes what is missing first). PostgreSQL indexes in the transaction.
     search_index_seconds: float = Field(default=1.0, ge=0, le=3600)
+    # SQLite: how often each server process copies the WAL into the database file (a
+    # checkpoint), so that commits need not (0: the commits do it, SQLite's default).
+    wal_checkpoint_seconds: float = Field(default=0.25, ge=0, le=3600)
     # Live threads re-read the database at least this often (covers writers that cannot
     # notify this process, e.g. `bbsgm tick` on SQLite).
     live_poll_seconds: float = Field(default=15.0, gt=0, le=86_400)

@@ -226,6 +226,7 @@ class Database:
         self.url = url
         self.engine = make_engine(url, **engine_kwargs)
         self.sessionmaker = sessionmaker(self.engine, expire_on_commit=False)
+        self._checkpoint_pages: int | None = None  # defer_checkpoints
 
     @property
     def is_sqlite(self) -> bool:
@@ -250,6 +251,45 @@ class Database:
                 yield session
         finally:
             _READ_ONLY.reset(token)
+
+    @property
+    def is_sqlite_file(self) -> bool:
+        return self.is_sqlite and self.engine.url.database not in (None, "", ":memory:")
+
+    def defer_checkpoints(self, pages: int) -> None:
+        """SQLite file: a commit copies the WAL's pages into the database file (a checkpoint)
+        only once the WAL holds ``pages`` pages (SQLite's default: 1,000), so that
+        ``checkpoint``, called often by a background runner, does it instead. A commit that
+        checkpointed took about half of a post's commit, in the request and holding the
+        write lock (docs/benchmarks.md, round 11); the checkpoint of a runner runs in C
+        without the GIL, beside the posts, and waits for none of them."""
+        if not self.is_sqlite_file or self._checkpoint_pages == pages:
+            return
+        first = self._checkpoint_pages is None
+        self._checkpoint_pages = pages
+        if first:
+
+            @event.listens_for(self.engine, "connect")
+            def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+                dbapi_connection.execute(f"PRAGMA wal_autocheckpoint={self._checkpoint_pages}")
+
+        self.engine.dispose()  # the pooled connections come back with it
+
+    def checkpoint(self) -> tuple[int, int, int]:
+        """SQLite file: copies what the WAL holds into the database file as far as no
+        reader still needs it (``PRAGMA wal_checkpoint(PASSIVE)``: waits for no reader or
+        writer, takes no write lock); the next writer then starts the WAL over. Returns
+        SQLite's (busy, frames in the WAL, frames copied)."""
+        if not self.is_sqlite_file:
+            return (0, 0, 0)
+        raw = self.engine.raw_connection()  # no transaction: the PRAGMA runs on its own
+        try:
+            busy, frames, copied = raw.driver_connection.execute(
+                "PRAGMA wal_checkpoint(PASSIVE)"
+            ).fetchone()
+        finally:
+            raw.close()
+        return (int(busy), int(frames), int(copied))
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -97,6 +97,10 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         if engine.dialect.name == "sqlite" and settings.search_index_seconds > 0:
             every = settings.search_index_seconds
             runners.append(asyncio.create_task(index_runner(app, every)))
+        if app.state.database.is_sqlite_file and settings.wal_checkpoint_seconds > 0:
+            app.state.database.defer_checkpoints(CHECKPOINT_BACKSTOP_PAGES)
+            every = settings.wal_checkpoint_seconds
+            runners.append(asyncio.create_task(checkpoint_runner(app, every)))
         yield
         for runner in runners:
             runner.cancel()
@@ -229,6 +233,22 @@ async def index_runner(app: FastAPI, every: float) -> None:
             await run_in_threadpool(index_pending, app.state.database)
         except Exception:
             log.exception("search indexing failed")
+
+
+# With the checkpoint runner, a commit checkpoints only if the WAL has grown past this many
+# pages (40 MB at SQLite's 4 KB pages; at a few hundred posts a second it grows a few MB a
+# second): only when the runner cannot keep up or has stopped.
+CHECKPOINT_BACKSTOP_PAGES = 10_000
+
+
+async def checkpoint_runner(app: FastAPI, every: float) -> None:
+    """SQLite: the WAL copied into the database file here, not by the commits of posts."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await run_in_threadpool(app.state.database.checkpoint)
+        except Exception:
+            log.exception("WAL checkpoint failed")
 
 
 def _viewer(request: Request) -> User | None:

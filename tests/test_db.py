@@ -330,3 +330,98 @@ def test_read_session_reads_while_another_process_writes(
             assert reader.scalars(text("SELECT body FROM notes")).all() == ["よそ"]
     finally:
         other.close()
+
+
+def _write_pages(database: Database, rows: int) -> None:
+    """About a page (4 KB) a row, each row in a commit of its own."""
+    for _ in range(rows):
+        with database.session() as session:
+            session.execute(text("INSERT INTO notes VALUES (:body)"), {"body": "x" * 4000})
+            session.commit()
+
+
+def _wal_pages(path: Path) -> int:
+    wal = Path(f"{path}-wal")
+    return (wal.stat().st_size - 32) // (4096 + 24) if wal.exists() else 0
+
+
+def test_commits_checkpoint_on_their_own_unless_deferred(
+    sqlite_file: tuple[Database, Path],
+) -> None:
+    """SQLite's default: a commit that finds the WAL past 1,000 pages copies it into the
+    database file, and the next writer starts the WAL over, so it never grows much past
+    that. Deferred (the server's checkpoint runner): the commits leave the WAL to grow up to
+    the given pages, and ``checkpoint`` copies all of it."""
+    database, path = sqlite_file
+    with database.session() as session:
+        assert session.scalar(text("PRAGMA wal_autocheckpoint")) == 1000
+    _write_pages(database, 1500)
+    assert _wal_pages(path) < 1200  # the commits checkpointed on their way
+    database.checkpoint()
+
+    database.defer_checkpoints(10_000)
+    with database.session() as session:
+        assert session.scalar(text("PRAGMA wal_autocheckpoint")) == 10_000
+    _write_pages(database, 1500)
+    busy, frames, copied = database.checkpoint()
+    assert busy == 0 and frames > 1500 and copied == frames
+    assert _wal_pages(path) > 1500
+    _write_pages(database, 10)  # after a whole checkpoint, the next writer starts over
+    assert database.checkpoint()[1] < 100
+    with database.session() as session:
+        assert session.scalar(text("SELECT count(*) FROM notes")) == 3010
+
+
+def test_checkpoint_waits_for_no_writer(sqlite_file: tuple[Database, Path]) -> None:
+    """The runner's checkpoint neither takes the process's write lock nor waits for the
+    transaction that holds it: it copies what was committed and returns."""
+    database, _ = sqlite_file
+    database.defer_checkpoints(10_000)
+    _write_pages(database, 20)
+    lock = _write_lock_of(database)
+    holder = Database(database.url)
+    try:
+        with holder.engine.connect() as held:
+            held.begin()
+            held.exec_driver_sql("INSERT INTO notes VALUES ('書きかけ')")
+            assert lock.locked()  # type: ignore[attr-defined]
+            busy, frames, copied = database.checkpoint()
+            assert busy == 0 and copied == frames >= 20
+            held.rollback()
+    finally:
+        holder.dispose()
+
+
+def test_the_server_checkpoints_in_the_background(tmp_path: Path) -> None:
+    """On a SQLite file the app's lifespan defers the commits' checkpoints and runs
+    ``checkpoint`` every ``wal_checkpoint_seconds``; with 0 it leaves them to the commits."""
+    import asyncio
+
+    from app import migrate
+    from app.config import Settings
+    from app.main import CHECKPOINT_BACKSTOP_PAGES, create_app
+
+    for seconds, pages in ((0.05, CHECKPOINT_BACKSTOP_PAGES), (0.0, 1000)):
+        url = f"sqlite:///{tmp_path}/server-{seconds}.db"
+        settings = Settings(database_url=url, secret_key="k" * 40, wal_checkpoint_seconds=seconds)
+        database = Database(url)
+        migrate.upgrade(settings, database.engine)
+        calls = []
+        checkpoint = database.checkpoint
+
+        def counted(checkpoint: object = checkpoint) -> tuple[int, int, int]:
+            calls.append(1)
+            return checkpoint()  # type: ignore[operator, no-any-return]
+
+        database.checkpoint = counted  # type: ignore[method-assign]
+        app = create_app(settings, database)
+
+        async def serve() -> None:
+            async with app.router.lifespan_context(app):
+                await asyncio.sleep(0.5)
+                with database.session() as session:
+                    assert session.scalar(text("PRAGMA wal_autocheckpoint")) == pages
+
+        asyncio.run(serve())
+        assert bool(calls) == bool(seconds)
+        database.dispose()

@@ -284,9 +284,8 @@ class Database:
             return (0, 0, 0)
         raw = self.engine.raw_connection()  # no transaction: the PRAGMA runs on its own
         try:
-            busy, frames, copied = raw.driver_connection.execute(
-                "PRAGMA wal_checkpoint(PASSIVE)"
-            ).fetchone()
+            driver: Any = raw.driver_connection
+            busy, frames, copied = driver.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         finally:
             raw.close()
         return (int(busy), int(frames), int(copied))

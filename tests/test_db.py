@@ -392,7 +392,8 @@ def test_checkpoint_waits_for_no_writer(sqlite_file: tuple[Database, Path]) -> N
         holder.dispose()
 
 
-def test_the_server_checkpoints_in_the_background(tmp_path: Path) -> None:
+@pytest.mark.parametrize("seconds", [0.05, 0.0])
+def test_the_server_checkpoints_in_the_background(tmp_path: Path, seconds: float) -> None:
     """On a SQLite file the app's lifespan defers the commits' checkpoints and runs
     ``checkpoint`` every ``wal_checkpoint_seconds``; with 0 it leaves them to the commits."""
     import asyncio
@@ -401,27 +402,27 @@ def test_the_server_checkpoints_in_the_background(tmp_path: Path) -> None:
     from app.config import Settings
     from app.main import CHECKPOINT_BACKSTOP_PAGES, create_app
 
-    for seconds, pages in ((0.05, CHECKPOINT_BACKSTOP_PAGES), (0.0, 1000)):
-        url = f"sqlite:///{tmp_path}/server-{seconds}.db"
-        settings = Settings(database_url=url, secret_key="k" * 40, wal_checkpoint_seconds=seconds)
-        database = Database(url)
-        migrate.upgrade(settings, database.engine)
-        calls = []
-        checkpoint = database.checkpoint
+    url = f"sqlite:///{tmp_path}/server.db"
+    settings = Settings(database_url=url, secret_key="k" * 40, wal_checkpoint_seconds=seconds)
+    database = Database(url)
+    migrate.upgrade(settings, database.engine)
+    calls = []
+    checkpoint = database.checkpoint
 
-        def counted(checkpoint: object = checkpoint) -> tuple[int, int, int]:
-            calls.append(1)
-            return checkpoint()  # type: ignore[operator, no-any-return]
+    def counted() -> tuple[int, int, int]:
+        calls.append(1)
+        return checkpoint()
 
-        database.checkpoint = counted  # type: ignore[method-assign]
-        app = create_app(settings, database)
+    database.checkpoint = counted  # type: ignore[method-assign]
+    app = create_app(settings, database)
 
-        async def serve() -> None:
-            async with app.router.lifespan_context(app):
-                await asyncio.sleep(0.5)
-                with database.session() as session:
-                    assert session.scalar(text("PRAGMA wal_autocheckpoint")) == pages
+    async def serve() -> int:
+        async with app.router.lifespan_context(app):
+            await asyncio.sleep(0.5)
+            with database.session() as session:
+                return int(session.scalar(text("PRAGMA wal_autocheckpoint")))
 
-        asyncio.run(serve())
-        assert bool(calls) == bool(seconds)
-        database.dispose()
+    pages = asyncio.run(serve())
+    database.dispose()
+    assert pages == (CHECKPOINT_BACKSTOP_PAGES if seconds else 1000)
+    assert bool(calls) == bool(seconds)

@@ -649,3 +649,39 @@ def test_a_misspelt_verb_is_answered_with_the_line_the_verb_and_the_legal_lines(
     legal = pipeline.legal_for(game, gm.game_impl("eitsuku"), player, public=True)
     assert listed(legal) in reply.body
     assert state_snapshot(session, game) == before
+
+
+def test_the_game_row_update_writes_indexed_columns_only_when_they_change(
+    session: Session, table: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``save`` leaves the status and the deadline (the game row's indexed columns, whose
+    index pages SQLite rewrites whenever they are in the SET clause) out of its UPDATE
+    unless they change; what is stored is the same."""
+    written: list[set[str]] = []
+    run = pipeline._UPDATE_GAME.run
+
+    def recorded(session: Session, params: dict[str, Any]) -> list[Any]:
+        written.append(set(params))
+        return run(session, params)
+
+    monkeypatch.setattr(pipeline._UPDATE_GAME, "run", recorded)
+    game, players = table["game"], table["players"]
+    game.seed = seed_without_choice([p.name for p in players])
+    post(session, game, table["gm"], "START")
+    assert "status" in written[-1]  # recruiting -> active
+    assert "deadline_at" not in written[-1]  # no deadlines: None before and after
+    written.clear()
+    impl = gm.game_impl("eitsuku")
+    for _ in range(3):
+        seat = next(s for s in range(3) if impl.legal(game.state, s))
+        _, reply = post(session, game, players[seat], impl.legal(game.state, seat)[0])
+        assert reply is not None and reply.reply_ok
+    assert written and all(not {"status", "deadline_at"} & names for names in written)
+    assert all({"state", "version", "turn_key"} <= names for names in written)
+    _, reply = post(session, game, table["gm"], "DEADLINE 24")
+    assert reply is not None and reply.reply_ok and "deadline_at" in written[-1]
+    _, reply = post(session, game, table["gm"], "ABORT")
+    assert reply is not None and reply.reply_ok and "status" in written[-1]
+    session.expire_all()
+    stored = session.get(Game, game.id)
+    assert stored is not None and stored.status == "aborted" and stored.deadline_at is None

@@ -878,6 +878,13 @@ def save(
         "finished_at": (game.finished_at or now) if over else None,
         "result": None,
     }
+    # The indexed columns are written only when they change: SQLite rewrites the pages of
+    # every index on a column in the SET clause, changed or not (two of the dozen pages a
+    # post writes, docs/benchmarks.md, round 11). The others always are: one SET clause (one
+    # compiled form) for most posts.
+    for name in _INDEXED_GAME_COLUMNS & row.keys():
+        if row[name] == getattr(game, name):
+            del row[name]
     for name, value in row.items():
         set_committed_value(game, name, value)
     # The result exists only once the game is over (then the GM's ADJUSTs are read).
@@ -899,8 +906,9 @@ def save(
 
 _MOVES: Table = Move.__table__  # type: ignore[assignment]
 _INSERT_MOVE = Prepared(insert(_MOVES))
-# The game row's UPDATE, built once; its SET clause is the columns ``save`` passes.
+# The game row's UPDATE, built once per set of columns ``save`` passes (its SET clause).
 _UPDATE_GAME = Prepared(update(_GAMES).where(_GAMES.c.id == bindparam("game_id")))
+_INDEXED_GAME_COLUMNS = frozenset(c.name for index in _GAMES.indexes for c in index.columns)
 
 
 # --- text ----------------------------------------------------------------------------------

@@ -451,9 +451,16 @@ class Loading:
     (docs/benchmarks.md, round 5). Pending changes are flushed first, as the ORM's autoflush
     would. ``load`` returns, per row, the object and the extra columns. The class must have a
     one-column primary key and no inheritance (the identity key is built here).
+
+    ``deferred`` columns are left out of the SELECT: a new object has them expired, and the
+    ORM reads them (one SELECT) when they are first used — for a large value the post path
+    does not need (a game's options: a card game's ~10 KB pool, read at its START only). An
+    object already in the session keeps what it has of them, refreshed or not.
     """
 
-    def __init__(self, entity: type[Any], statement: Any, *, refresh: bool) -> None:
+    def __init__(
+        self, entity: type[Any], statement: Any, *, refresh: bool, deferred: Iterable[str] = ()
+    ) -> None:
         mapper = inspect(entity)
         columns = list(statement.selected_columns)
         self.entity = entity
@@ -461,10 +468,11 @@ class Loading:
         self.prepared = Prepared(statement)
         self.refresh = refresh
         self.keys: list[str] = []
-        for column in columns[: len(mapper.columns)]:
+        wanted = sorted(p.key for p in mapper.column_attrs if p.key not in set(deferred))
+        for column in columns[: len(wanted)]:
             self.keys.append(mapper.get_property_by_column(column).key)
-        if sorted(self.keys) != sorted(p.key for p in mapper.column_attrs):
-            raise ValueError("Loading needs every column of the class, first")
+        if sorted(self.keys) != wanted:
+            raise ValueError("Loading needs every column of the class but the deferred, first")
         self.width = len(self.keys)
         (self.primary_key,) = (
             self.keys.index(mapper.get_property_by_column(c).key) for c in mapper.primary_key

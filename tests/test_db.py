@@ -166,6 +166,27 @@ def test_pending_changes_are_flushed_first_and_extra_columns_follow(
     assert [(seat.name, extra) for seat, extra in seats] == [(user.name, ("題",))]
 
 
+def test_a_deferred_column_is_left_out_and_read_when_first_used(
+    session: Session, user: User
+) -> None:
+    """The game's options (the post path's lock_game defers them): not in the SELECT, not in
+    the loaded object, read by one SELECT of their own when used, and nothing to flush."""
+    made = _game(session, user)
+    game_id, options = made.id, dict(made.options)
+    session.expunge_all()
+    without = select(*(c for c in _GAMES.c if c.name != "options"))
+    loading = Loading(
+        Game, without.where(_GAMES.c.id == bindparam("game_id")), refresh=True, deferred=["options"]
+    )
+    ((game, _),) = loading.load(session, {"game_id": game_id})
+    assert "options" not in game.__dict__ and game.title == "題"
+    assert "options" in inspect_object(game).expired_attributes
+    assert game.options == options and "options" in game.__dict__
+    assert not inspect_object(game).modified
+    with pytest.raises(ValueError):  # deferred, yet selected
+        Loading(Game, _GAME_BY_ID, refresh=True, deferred=["options"])
+
+
 def test_a_statement_without_every_column_first_is_refused() -> None:
     with pytest.raises(ValueError):
         Loading(Game, select(_GAMES.c.id, _GAMES.c.title), refresh=True)

@@ -307,11 +307,19 @@ def lock_game(
 # last read it.
 _GAMES: Table = Game.__table__  # type: ignore[assignment]
 _SEATS_TABLE: Table = GamePlayer.__table__  # type: ignore[assignment]
-_LOCK = select(*_GAMES.c).with_for_update()
+# The options are read only by START (``impl.setup``), and never change: left to be read
+# then (a card game's are its ~10 KB card pool, parsed on every post, docs/benchmarks.md,
+# round 11).
+_LOCK = select(*(c for c in _GAMES.c if c.name != "options")).with_for_update()
 _LOCK_BY_THREAD = Loading(
-    Game, _LOCK.where(_GAMES.c.thread_id == bindparam("thread_id")), refresh=True
+    Game,
+    _LOCK.where(_GAMES.c.thread_id == bindparam("thread_id")),
+    refresh=True,
+    deferred=["options"],
 )
-_LOCK_BY_ID = Loading(Game, _LOCK.where(_GAMES.c.id == bindparam("game_id")), refresh=True)
+_LOCK_BY_ID = Loading(
+    Game, _LOCK.where(_GAMES.c.id == bindparam("game_id")), refresh=True, deferred=["options"]
+)
 _SEATS = Loading(
     GamePlayer,
     select(*_SEATS_TABLE.c)

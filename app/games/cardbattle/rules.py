@@ -23,10 +23,12 @@ rows); ``winner``, ``reason``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.games.base import Actor, Rng, RuleError, State, event, private_event
@@ -106,7 +108,14 @@ def copy_state(state: State) -> State:
 
 
 def spec(state: State, name: str) -> CardSpec:
-    return CardSpec.model_validate(state["pool"][name])
+    return _spec(orjson.dumps(state["pool"][name], option=orjson.OPT_SORT_KEYS))
+
+
+@functools.lru_cache(maxsize=2048)
+def _spec(card: bytes) -> CardSpec:
+    """A pool entry's model, by its JSON: validated once, not at every look-up of a post
+    (a dozen a post; CardSpec is frozen, so one object may serve every game)."""
+    return CardSpec.model_validate(orjson.loads(card))
 
 
 def deck_cost(player: Mapping[str, Any]) -> int:

@@ -4,6 +4,7 @@ the last result; never a deck before both are sealed, nor a magic card before it
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from app.games.base import State, Viewer
@@ -30,9 +31,16 @@ def _card(entry: dict[str, Any]) -> dict[str, Any]:
         "max_durability": entry["durability"],
         "state": entry["state"],
         "shield": entry["shield"],
-        "ability": None if ability is None else ability_text(Ability.model_validate(ability)),
+        "ability": None if ability is None else _ability_text(tuple(sorted(ability.items()))),
         "ability_used": entry["ability_used"],
     }
+
+
+@functools.lru_cache(maxsize=512)
+def _ability_text(ability: tuple[tuple[str, Any], ...]) -> str:
+    """A field card's ability as text, made once per ability (the view is built on every
+    post, the abilities are few)."""
+    return ability_text(Ability.model_validate(dict(ability)))
 
 
 def view(state: State, viewer: Viewer) -> dict[str, Any]:

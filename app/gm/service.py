@@ -264,25 +264,28 @@ def submit_sealed(
         raise Invalid(
             "命令の行がありません（封印コマンドには1行以上の命令が必要です）。", field="body"
         )
+    sub = Submission(game, impl, Submitter(user, user.name), lines, now, sealed=True)
+    outcome, work = pipeline.run(session, sub)
+    # Stored once its outcome is known: one INSERT (it was an INSERT, then an UPDATE with the
+    # outcome, each a flush of the session; docs/benchmarks.md, round 11).
     row = SealedCommand(
         game_id=game.id, user_id=user.id, author_name=user.name, body=cleaned, created_at=now
     )
-    session.add(row)
-    session.flush()
-    sub = Submission(game, impl, Submitter(user, user.name), lines, now, sealed=True)
-    outcome, work = pipeline.run(session, sub)
     if work is None:
         row.ok, row.reply = False, outcome.private_text
         row.error = outcome.error.to_json() if outcome.error is not None else None
+        session.add(row)
         session.flush()
         return row, None
-    pipeline.save(session, sub, work, post=None, sealed_id=row.id)
     row.ok = True
     row.reply = (
         "\n".join(["封印コマンドを受け付けました。", *work.private])
         if work.private
         else ("封印コマンドを受け付けました。")
     )
+    session.add(row)
+    session.flush()
+    pipeline.save(session, sub, work, post=None, sealed_id=row.id)
     header = f"{user.name} さんから封印コマンドが届きました。"
     public = pipeline.success_text(session, sub, work)
     at = pipeline.board_at(session, sub, work)

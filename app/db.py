@@ -77,6 +77,7 @@ def _configure_sqlite(engine: Engine) -> None:
 
 
 BUSY_SECONDS = 30
+WAL_SIZE_LIMIT = 16 * 1024 * 1024  # bytes (Database.defer_checkpoints)
 _WRITE_LOCKS: dict[str, threading.Lock] = {}
 _WRITE_LOCKS_GUARD = threading.Lock()
 
@@ -272,13 +273,17 @@ class Database:
             @event.listens_for(self.engine, "connect")
             def _on_connect(dbapi_connection: Any, _record: Any) -> None:
                 dbapi_connection.execute(f"PRAGMA wal_autocheckpoint={self._checkpoint_pages}")
+                # A WAL that grew while the checkpoints fell behind (a long reader) is cut
+                # back to this when it starts over, not kept at its largest.
+                dbapi_connection.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
 
         self.engine.dispose()  # the pooled connections come back with it
 
     def checkpoint(self) -> tuple[int, int, int]:
         """SQLite file: copies what the WAL holds into the database file as far as no
         reader still needs it (``PRAGMA wal_checkpoint(PASSIVE)``: waits for no reader or
-        writer, takes no write lock); the next writer then starts the WAL over. Returns
+        writer, takes no write lock); when it copied everything and no reader still reads
+        the WAL, the next writer starts the WAL over. Returns
         SQLite's (busy, frames in the WAL, frames copied)."""
         if not self.is_sqlite_file:
             return (0, 0, 0)
@@ -440,10 +445,11 @@ class _Form:
 class Loading:
     """A SELECT of one mapped class's columns (``select(*table.c, *extra)``), run as a
     ``Prepared`` statement, whose rows become objects of the class in the session as if the
-    ORM had loaded them: each is put in the identity map with every column loaded and
-    nothing to flush, its relationships left to load lazily when read. An object already in
-    the session is returned in its place — with its columns brought up to date when
-    ``refresh`` is set (the ORM's ``populate_existing``), untouched otherwise.
+    ORM had loaded them: each is put in the identity map with every column loaded (but the
+    ``deferred`` ones, below) and nothing to flush, its relationships left to load lazily
+    when read. An object already in the session is returned in its place — with its columns
+    brought up to date when ``refresh`` is set (the ORM's ``populate_existing``), untouched
+    otherwise.
 
     The ORM's own SELECT spends most of a short query's time in Python (the query's context,
     the loading machinery); for the post path's three reads — the token's user, the game, its
@@ -454,7 +460,7 @@ class Loading:
 
     ``deferred`` columns are left out of the SELECT: a new object has them expired, and the
     ORM reads them (one SELECT) when they are first used — for a large value the post path
-    does not need (a game's options: a card game's ~10 KB pool, read at its START only). An
+    does not need (a game's options: a card game's ~10 KB pool, read at START and UNDO). An
     object already in the session keeps what it has of them, refreshed or not.
     """
 

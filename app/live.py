@@ -6,7 +6,8 @@ last one they sent (the SSE id is the レス番), so nothing is lost or doubled,
 - every process: after a commit that added posts, the threads touched in that session are woken
   in this process (SQLAlchemy ``after_commit``);
 - PostgreSQL: ``pg_notify`` inside the same transaction (delivered only if it commits) reaches
-  every process's ``LISTEN`` thread, so several workers or hosts see each other's posts;
+  the ``LISTEN`` thread of every process that has live streams, so several workers or hosts
+  see each other's posts;
 - and streams re-read every ``BBSGM_LIVE_POLL_SECONDS`` anyway, which covers SQLite writers in
   other processes (``bbsgm tick`` from cron).
 """
@@ -145,6 +146,14 @@ class Hub:
 
     def has_streams(self) -> bool:
         return bool(self._channels)
+
+    def wake_all(self) -> None:
+        """Every thread with streams here: after a wait in which posts may have gone
+        unnoticed (this process's LISTEN connection down, or not yet up)."""
+        with self._lock:
+            thread_ids = list(self._channels)
+        for thread_id in thread_ids:
+            self.wake(thread_id)
 
     async def ready(self) -> None:
         """Before a stream's first read, after it subscribed: on PostgreSQL, until this
@@ -319,6 +328,14 @@ def _after_rollback(session: Session) -> None:
     session.info.pop(_TOUCHED, None)
 
 
+KEEPALIVES: dict[str, Any] = {
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+}
+
+
 class PostgresListener:
     """A thread holding ``LISTEN bbsgm_threads`` on its own connection, waking this process,
     while the process has live streams (and ``IDLE_SECONDS`` after the last one left, for
@@ -384,19 +401,25 @@ class PostgresListener:
             if self._stop.is_set():
                 return
             try:
-                with psycopg.connect(self.dsn, autocommit=True) as conn:
+                # TCP keepalives: a connection the network dropped without a word fails in a
+                # minute, instead of leaving the streams with their polling only.
+                dsn = psycopg.conninfo.make_conninfo(self.dsn, **KEEPALIVES)
+                with psycopg.connect(dsn, autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     self.backend_pid = conn.info.backend_pid
                     with self._guard:
                         self._listening = True
                     self._release()
+                    # Streams that stopped waiting for LISTEN (READY_SECONDS), or that were
+                    # live while the connection was down, read again what came meanwhile.
+                    self.hub.wake_all()
                     self._listen(conn)
                 self.backend_pid = None
             except Exception:  # the database went away: retry, the streams still poll
-                log.warning("LISTEN connection lost; retrying", exc_info=True)
                 self.backend_pid = None
                 with self._guard:
                     self._listening = False
+                log.warning("LISTEN connection lost; retrying", exc_info=True)
                 self._release()  # the streams waiting for it poll meanwhile
                 self._stop.wait(2.0)
 

@@ -242,13 +242,19 @@ CHECKPOINT_BACKSTOP_PAGES = 10_000
 
 
 async def checkpoint_runner(app: FastAPI, every: float) -> None:
-    """SQLite: the WAL copied into the database file here, not by the commits of posts."""
+    """SQLite: the WAL copied into the database file here, not by the commits of posts. A
+    failure is logged once, not four times a second, until a checkpoint succeeds again."""
+    failing = False
     while True:
         await asyncio.sleep(every)
         try:
             await run_in_threadpool(app.state.database.checkpoint)
         except Exception:
-            log.exception("WAL checkpoint failed")
+            if not failing:
+                log.exception("WAL checkpoint failed (the commits checkpoint meanwhile)")
+            failing = True
+        else:
+            failing = False
 
 
 def _viewer(request: Request) -> User | None:

@@ -167,10 +167,13 @@ def first_frames(reply: httpx.Response, last: int) -> str:
     return "\n".join(lines)
 
 
-def hands_shown(text: str, content_type: str) -> list[tuple[str, ...]]:
+def hands_shown(
+    text: str, content_type: str, own_games: frozenset[int] = frozenset()
+) -> list[tuple[str, ...]]:
     """Every non-empty hand in an answer: a rendered ``eleusis-hand`` block, a picture's hand
     (the cards drawn after its hand heading, each titled with its name), or any JSON ``hand``
-    list, however deep, but for a finished game's (its hands are public from the end)."""
+    list, however deep, but for a finished game's not of ``own_games`` (another test
+    module's, in a listing: its hands are public from the end)."""
     found = [tuple(sorted(CARD_SPAN.findall(block))) for block in HAND_BLOCK.findall(text)]
     if "svg" in content_type and SVG_HAND_HEADING in text:
         after = text[text.index(SVG_HAND_HEADING) :]
@@ -179,8 +182,12 @@ def hands_shown(text: str, content_type: str) -> list[tuple[str, ...]]:
 
         def walk(value: Any) -> None:
             if isinstance(value, dict):
-                if value.keys() >= {"kind", "status"} and value["status"] == "finished":
-                    return  # a finished game (another module's, in a listing): all public
+                if (
+                    value.keys() >= {"id", "kind", "status"}
+                    and value["status"] == "finished"
+                    and value["id"] not in own_games
+                ):
+                    return  # another module's finished game, in a listing: all public
                 for key, inner in value.items():
                     if key == "hand" and isinstance(inner, list):
                         found.append(tuple(sorted(str(card) for card in inner)))
@@ -195,7 +202,8 @@ def hands_shown(text: str, content_type: str) -> list[tuple[str, ...]]:
 
 def secrets_in(world: World, reply: httpx.Response, text: str) -> set[str]:
     found = {label for label, value in world.secrets.items() if value in text}
-    for hand in hands_shown(text, reply.headers.get("content-type", "")):
+    own_games = frozenset(v for k, v in world.values.items() if k in ("game", "ended"))
+    for hand in hands_shown(text, reply.headers.get("content-type", ""), own_games):
         found.add(world.hands.get(hand, "hand:unknown"))
     return found
 

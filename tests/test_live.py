@@ -259,3 +259,40 @@ def test_postgres_listens_only_while_this_process_has_streams(settings: Any, dat
             break
         time.sleep(0.05)
     assert not backend_alive(pid)
+
+
+def test_postgres_streams_read_again_when_listen_comes_up(settings: Any) -> None:
+    """Streams that were live while their process did not LISTEN (the connection down, or
+    slower than a stream's wait for it) may have missed a NOTIFY: when LISTEN comes up, every
+    thread with streams is woken to read again."""
+    import asyncio
+    import time
+
+    from sqlalchemy.engine import make_url
+
+    from app import live
+
+    if not settings.database_url.startswith("postgresql"):
+        pytest.skip("LISTEN/NOTIFY is PostgreSQL's")
+    url = make_url(settings.database_url).set(drivername="postgresql")
+    hub = live.Hub()
+    listener = live.PostgresListener(url.render_as_string(hide_password=False), hub)
+
+    async def load(after: int) -> live.Batch:
+        return live.Batch(b"", after, 0)
+
+    async def main() -> None:
+        subscription = hub.subscribe(987_654_322, "test", load)  # no wait for LISTEN
+        subscription.event.clear()
+        listener.start()
+        deadline = time.monotonic() + 20
+        while not subscription.event.is_set():
+            assert time.monotonic() < deadline, "never woken when LISTEN came up"
+            await asyncio.sleep(0.01)
+        assert listener.is_listening
+        hub.unsubscribe(subscription)
+
+    try:
+        asyncio.run(main())
+    finally:
+        listener.stop()

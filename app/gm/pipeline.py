@@ -307,8 +307,8 @@ def lock_game(
 # last read it.
 _GAMES: Table = Game.__table__  # type: ignore[assignment]
 _SEATS_TABLE: Table = GamePlayer.__table__  # type: ignore[assignment]
-# The options are read only by START (``impl.setup``), and never change: left to be read
-# then (a card game's are its ~10 KB card pool, parsed on every post, docs/benchmarks.md,
+# The options are read only by START and UNDO (``impl.setup``), and never change: left to be
+# read then (a card game's are its ~10 KB card pool, parsed on every post, docs/benchmarks.md,
 # round 11).
 _LOCK = select(*(c for c in _GAMES.c if c.name != "options")).with_for_update()
 _LOCK_BY_THREAD = Loading(

@@ -11,6 +11,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
+from app.db import is_sqlite_file
 from app.games.resources import resource_dir
 
 DEFAULT_DATABASE_URL = "sqlite:///bbsgm.db"
@@ -91,8 +92,8 @@ class Settings(BaseSettings):
     def secret_key_path(self) -> Path:
         """Where a generated key is kept: beside the SQLite file, or in the working directory."""
         url = make_url(self.database_url)
-        if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
-            return Path(url.database).resolve().parent / ".bbsgm-secret-key"
+        if is_sqlite_file(url):
+            return Path(str(url.database)).resolve().parent / ".bbsgm-secret-key"
         return Path.cwd() / ".bbsgm-secret-key"
 
     def resolved_secret_key(self) -> str:

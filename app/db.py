@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 import psycopg
 from sqlalchemy import Engine, create_engine, event, inspect
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, make_transient_to_detached, sessionmaker
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -57,6 +57,12 @@ def _json_text(value: Any) -> str:
     return _json_bytes(value).decode()
 
 
+def is_sqlite_file(url: str | URL) -> bool:
+    """A SQLite database in a file (WAL, a write lock per file, checkpoints), not in memory."""
+    parsed = make_url(url)
+    return parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:")
+
+
 def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -65,8 +71,8 @@ def _configure_sqlite(engine: Engine) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={BUSY_SECONDS * 1000}")
-        if engine.url.database not in (None, "", ":memory:"):
-            dbapi_connection.write_lock = _write_lock(engine.url.database)
+        if is_sqlite_file(engine.url):
+            dbapi_connection.write_lock = _write_lock(str(engine.url.database))
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
@@ -255,7 +261,7 @@ class Database:
 
     @property
     def is_sqlite_file(self) -> bool:
-        return self.is_sqlite and self.engine.url.database not in (None, "", ":memory:")
+        return is_sqlite_file(self.engine.url)
 
     def defer_checkpoints(self, pages: int) -> None:
         """SQLite file: a commit copies the WAL's pages into the database file (a checkpoint)
@@ -474,7 +480,8 @@ class Loading:
         self.prepared = Prepared(statement)
         self.refresh = refresh
         self.keys: list[str] = []
-        wanted = sorted(p.key for p in mapper.column_attrs if p.key not in set(deferred))
+        left_out = set(deferred)
+        wanted = sorted(p.key for p in mapper.column_attrs if p.key not in left_out)
         for column in columns[: len(wanted)]:
             self.keys.append(mapper.get_property_by_column(column).key)
         if sorted(self.keys) != wanted:

@@ -14,7 +14,6 @@ from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -26,7 +25,7 @@ from app.api.games import router as games_api_router
 from app.api.routes import router as api_router
 from app.archive.search import index_pending
 from app.config import Settings, get_settings
-from app.db import Database
+from app.db import Database, is_sqlite_file
 from app.delivery import deliver_due
 from app.errors import ServiceError
 from app.gm.deadlines import tick
@@ -70,8 +69,7 @@ def open_database(settings: Settings) -> Database:
     each opened a connection and closed it after use — a new PostgreSQL backend, with cold
     caches, per request (docs/benchmarks.md, round 5). The overflow above it stays for the
     background runners and the live streams' reads."""
-    url = make_url(settings.database_url)
-    if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"):
+    if settings.is_sqlite and not is_sqlite_file(settings.database_url):
         return Database(settings.database_url)  # one connection per thread: no pool to size
     return Database(settings.database_url, pool_size=max(5, in_flight_limit(settings)))
 

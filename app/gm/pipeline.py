@@ -310,15 +310,16 @@ _SEATS_TABLE: Table = GamePlayer.__table__  # type: ignore[assignment]
 # The options are read only by START and UNDO (``impl.setup``), and never change: left to be
 # read then (a card game's are its ~10 KB card pool, parsed on every post, docs/benchmarks.md,
 # round 11).
-_LOCK = select(*(c for c in _GAMES.c if c.name != "options")).with_for_update()
+_DEFERRED = ("options",)
+_LOCK = select(*(c for c in _GAMES.c if c.name not in _DEFERRED)).with_for_update()
 _LOCK_BY_THREAD = Loading(
     Game,
     _LOCK.where(_GAMES.c.thread_id == bindparam("thread_id")),
     refresh=True,
-    deferred=["options"],
+    deferred=_DEFERRED,
 )
 _LOCK_BY_ID = Loading(
-    Game, _LOCK.where(_GAMES.c.id == bindparam("game_id")), refresh=True, deferred=["options"]
+    Game, _LOCK.where(_GAMES.c.id == bindparam("game_id")), refresh=True, deferred=_DEFERRED
 )
 _SEATS = Loading(
     GamePlayer,

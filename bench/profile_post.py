@@ -2,12 +2,13 @@
 えいつく commands (the load of bench/post_throughput.py), sampled with py-spy.
 
     pip install py-spy
-    python bench/profile_post.py [postgresql+psycopg://…] [--gil]
+    python bench/profile_post.py [postgresql+psycopg://…] [--gil] [--kind=<kind>]
 
 Prints the functions with the largest share of samples (inclusive, and self) over every thread
 of the server process, and the posting rate while profiled. By default a thread counts while it
 runs or waits in C (so a thread blocked on SQLite's write lock shows up: where requests wait);
-with --gil only the thread holding the GIL counts (where the CPU goes).
+with --gil only the thread holding the GIL counts (where the CPU goes). With --kind=<kind>,
+the load is that kind's scripted games, as `post_throughput.py --all-kinds` posts them.
 """
 
 from __future__ import annotations
@@ -24,7 +25,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import bbsgm_serve, machine, scratch_database
-from post_throughput import CLIENTS, GAMES_EACH, deal_games, feeds, record_script, run_bbsgm
+from post_throughput import (
+    CLIENTS,
+    GAMES_EACH,
+    deal_games,
+    feeds,
+    kind_feeds,
+    record_script,
+    run_bbsgm,
+)
 
 from app.db import Database
 
@@ -73,13 +82,16 @@ def summarise(raw: Path) -> None:
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     server_url = args[0] if args else None
+    kind = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--kind=")), None)
     if shutil.which("py-spy") is None:
         raise SystemExit("py-spy is not installed: pip install py-spy")
     print(f"machine: {machine()}")
     with scratch_database(server_url) as url, tempfile.TemporaryDirectory() as tmp:
         db = Database(url)
-        script = record_script(db)
-        plan = deal_games(db, CLIENTS, GAMES_EACH)
+        if kind is None:
+            clients = feeds(deal_games(db, CLIENTS, GAMES_EACH), record_script(db))
+        else:
+            clients = kind_feeds(db, kind, CLIENTS)[0]
         db.dispose()
         server = bbsgm_serve(url, 2 if server_url else 1)
         raw = Path(tmp) / "profile.txt"
@@ -100,7 +112,7 @@ def main() -> None:
             spy.append("--gil")
         sampler = subprocess.Popen(spy, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            result = asyncio.run(run_bbsgm(server.url, feeds(plan, script), PROFILE_SECONDS))
+            result = asyncio.run(run_bbsgm(server.url, clients, PROFILE_SECONDS))
         finally:
             sampler.send_signal(2)  # SIGINT: py-spy writes what it has
             sampler.wait(timeout=60)

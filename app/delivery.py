@@ -145,8 +145,12 @@ def queue(session: Session, notifications: Sequence[tuple[int, int]], now: datet
     user_ids = sorted({user_id for _note, user_id in notifications})
     hooks: dict[int, list[tuple[int, str]]] = {}
     mail: dict[int, str] = {}
-    if len(user_ids) == 1:  # the usual case: the player whose turn it now is
-        settings = _SETTINGS_OF_ONE.fetch(session, {"user_id": user_ids[0]})
+    if len(user_ids) <= _ONE_BY_ONE:  # the usual case: the player (or two) whose turn it is
+        settings = [
+            row
+            for user_id in user_ids
+            for row in _SETTINGS_OF_ONE.fetch(session, {"user_id": user_id})
+        ]
     else:
         settings = list(session.connection().execute(_SETTINGS, {"user_ids": user_ids}))
     for user_id, email, email_notify, hook_id, url in settings:
@@ -194,7 +198,11 @@ _SETTINGS_OF_USERS = (
 )
 _SETTINGS = _SETTINGS_OF_USERS.where(_USERS.c.id.in_(bindparam("user_ids", expanding=True)))
 # One user, on the post path: a Prepared statement (app/db.py) — an expanding IN list cannot be.
+# Up to a handful of users are read one by one with it: the IN list's statement is rendered
+# again at every call (its parameters expand), a few times the cost of a Prepared read
+# (cardbattle tells both its players at each turn; docs/benchmarks.md, round 12).
 _SETTINGS_OF_ONE = Prepared(_SETTINGS_OF_USERS.where(_USERS.c.id == bindparam("user_id")))
+_ONE_BY_ONE = 4
 _DELIVERIES: Table = Delivery.__table__  # type: ignore[assignment]
 _INSERT_DELIVERY = Prepared(insert(_DELIVERIES))
 

@@ -18,12 +18,14 @@ import pytest
 from aiosmtpd.controller import Controller
 from pydantic import ValidationError
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
+from app import accounts, delivery
 from app.config import Settings
 from app.db import Database
 from app.delivery import MAX_ATTEMPTS, deliver_due, request_base_url
-from app.models import Delivery, User, Webhook
-from tests.conftest import ApiUser, api_user
+from app.models import Delivery, Notification, User, Webhook, utcnow
+from tests.conftest import ApiUser, api_user, unique_name
 from tests.test_pages import csrf, register
 
 
@@ -390,3 +392,45 @@ def test_email_validation(client: httpx.Client) -> None:
         "/api/me/email", json={"email": "", "notify": True}, headers=player.headers
     )
     assert missing.status_code == 422
+
+
+@pytest.mark.parametrize("told", [1, 3, 6])
+def test_each_user_told_gets_a_delivery_per_active_webhook_and_one_mail_if_opted_in(
+    session: Session, told: int
+) -> None:
+    """However many users one move tells (one by one up to a few, else in one IN query), each
+    notification gets one pending delivery per active webhook of its user, in the order of the
+    webhooks, and one mail if that user opted in with an address — nobody else's."""
+    users = [accounts.register(session, unique_name(), "password123") for _ in range(told + 1)]
+    for index, user in enumerate(users):
+        user.email, user.email_notify = f"{user.name}@example.test", index % 2 == 0
+        for number in range(index % 3):
+            session.add(Webhook(user_id=user.id, url=f"http://127.0.0.1:9/{user.name}/{number}"))
+        session.add(
+            Webhook(user_id=user.id, url=f"http://127.0.0.1:9/{user.name}/off", active=False)
+        )
+    session.flush()
+    now = utcnow()
+    notes = []
+    for user in users[:told]:  # the last user is not told
+        note = Notification(
+            user_id=user.id, kind="your_turn", text="手番です", url="/", created_at=now
+        )
+        session.add(note)
+        session.flush()
+        notes.append((note.id, user.id))
+    delivery.queue(session, notes, now)
+    got = session.execute(
+        select(Delivery.notification_id, Delivery.channel, Delivery.target)
+        .where(Delivery.notification_id.in_([note for note, _ in notes]))
+        .order_by(Delivery.id)
+    ).all()
+    wanted = []
+    for (note_id, _user_id), (index, user) in zip(notes, enumerate(users), strict=False):
+        wanted += [
+            (note_id, "webhook", f"http://127.0.0.1:9/{user.name}/{number}")
+            for number in range(index % 3)
+        ]
+        if index % 2 == 0:
+            wanted.append((note_id, "email", f"{user.name}@example.test"))
+    assert [tuple(row) for row in got] == wanted

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, Template
 
 from app.config import get_settings
 from app.games.base import Game as GameImpl
@@ -24,6 +24,12 @@ def text_environment() -> Environment:
     )
 
 
+@lru_cache
+def _summary(kind: str) -> Template:
+    """Kept by kind: ``get_template`` builds its cache key (a weak reference to the loader)
+    and walks jinja's LRU list at every call, a tenth of rendering a short summary."""
+    return text_environment().get_template(f"games/{kind}/summary.txt.j2")
+
+
 def render_board_summary(impl: GameImpl, view: dict[str, Any]) -> str:
-    template = text_environment().get_template(f"games/{impl.kind}/summary.txt.j2")
-    return template.render(view=view).strip()
+    return _summary(impl.kind).render(view=view).strip()

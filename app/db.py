@@ -22,6 +22,7 @@ from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, make_transient_to_detached, sessionmaker
 from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.pool import QueuePool
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -176,7 +177,8 @@ class SerialisedConnection(sqlite3.Connection):
 
 
 class WouldWait(Exception):
-    """``begin_now`` found the database in use by another transaction."""
+    """``begin_now`` found the database in use by another transaction; or, in a
+    ``locks_now`` block on PostgreSQL, a row to lock was locked by another transaction."""
 
 
 _NO_WAIT: ContextVar[bool] = ContextVar("bbsgm_sqlite_no_wait", default=False)
@@ -199,6 +201,37 @@ def begin_now(session: Session) -> bool:
     finally:
         _NO_WAIT.reset(token)
     return True
+
+
+_LOCKS_NOW: ContextVar[bool] = ContextVar("bbsgm_locks_now", default=False)
+
+
+@contextmanager
+def locks_now() -> Iterator[None]:
+    """PostgreSQL: in this block, the row locks that a transaction waits for in turn (a game's,
+    ``app.gm.pipeline.lock_game``) are taken at once or not at all — ``FOR UPDATE NOWAIT``,
+    and ``WouldWait`` if another transaction holds the row. For work run in the event loop,
+    which may not wait for another transaction: the caller rolls back and does the work in a
+    worker thread instead (app/api/turns.py)."""
+    token = _LOCKS_NOW.set(True)
+    try:
+        yield
+    finally:
+        _LOCKS_NOW.reset(token)
+
+
+def lock_rows(
+    session: Session, waiting: Loading, now: Loading, params: dict[str, Any]
+) -> list[tuple[Any, tuple[Any, ...]]]:
+    """``waiting``'s rows (a ``SELECT … FOR UPDATE``, waiting for the rows' locks in turn);
+    in a ``locks_now`` block on PostgreSQL, ``now``'s instead — the same statement with
+    ``NOWAIT`` — or ``WouldWait`` if another transaction holds one of the rows."""
+    if not (_LOCKS_NOW.get() and session.get_bind().dialect.name == "postgresql"):
+        return waiting.load(session, params)
+    try:
+        return now.load(session, params)
+    except psycopg.errors.LockNotAvailable as held:
+        raise WouldWait from held
 
 
 @contextmanager
@@ -262,6 +295,13 @@ class Database:
     @property
     def is_sqlite_file(self) -> bool:
         return is_sqlite_file(self.engine.url)
+
+    def has_idle_connection(self) -> bool:
+        """The pool holds a connection no one uses: a session begun now gets it without
+        waiting for another thread to give one back (nor opening one: the first ones are
+        opened in worker threads)."""
+        pool = self.engine.pool
+        return isinstance(pool, QueuePool) and pool.checkedin() > 0
 
     def defer_checkpoints(self, pages: int) -> None:
         """SQLite file: a commit copies the WAL's pages into the database file (a checkpoint)

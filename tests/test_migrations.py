@@ -102,9 +102,7 @@ def test_eitsuku_games_stored_before_edition_2_keep_edition_1(tmp_path: Path) ->
             stored = {g.id: g.options for g in session.scalars(select(Game))}
             assert stored[ids[0]] == {"edition": 1}
             assert stored[ids[1]] == before
-        command.downgrade(
-            migrate.alembic_config(settings, database.engine), "0012_notify_base_url"
-        )
+        command.downgrade(migrate.alembic_config(settings, database.engine), "0012_notify_base_url")
         with database.session() as session:
             assert session.get(Game, ids[0]).options == {}  # type: ignore[union-attr]
     finally:

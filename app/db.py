@@ -45,6 +45,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     if parsed.drivername == "postgresql":
         url = parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
     kwargs.setdefault("json_serializer", _json_bytes)  # psycopg sends bytes as they are
+    kwargs.setdefault("connect_args", dict(PG_KEEPALIVES))
     return create_engine(url, pool_pre_ping=True, **kwargs)
 
 
@@ -84,6 +85,17 @@ def _configure_sqlite(engine: Engine) -> None:
 
 
 BUSY_SECONDS = 30
+# PostgreSQL connections notice a server gone silent: probes after 30 s without traffic, and
+# data left unacknowledged for BUSY_SECONDS fails the connection (503, app/main.py) — a post
+# waits for PostgreSQL's answers in the event loop (app/api/turns.py), which a dead peer
+# would otherwise hold for the kernel's retransmissions, a quarter of an hour.
+PG_KEEPALIVES: dict[str, Any] = {
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+    "tcp_user_timeout": BUSY_SECONDS * 1000,  # ms
+}
 WAL_SIZE_LIMIT = 16 * 1024 * 1024  # bytes (Database.defer_checkpoints)
 _WRITE_LOCKS: dict[str, threading.Lock] = {}
 _WRITE_LOCKS_GUARD = threading.Lock()

@@ -28,6 +28,8 @@ from typing import Any
 from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
+from app.db import PG_KEEPALIVES
+
 log = logging.getLogger("bbsgm.live")
 CHANNEL = "bbsgm_threads"
 _TOUCHED = "bbsgm_touched_threads"
@@ -328,14 +330,6 @@ def _after_rollback(session: Session) -> None:
     session.info.pop(_TOUCHED, None)
 
 
-KEEPALIVES: dict[str, Any] = {
-    "keepalives": 1,
-    "keepalives_idle": 30,
-    "keepalives_interval": 10,
-    "keepalives_count": 3,
-}
-
-
 class PostgresListener:
     """A thread holding ``LISTEN bbsgm_threads`` on its own connection, waking this process,
     while the process has live streams (and ``IDLE_SECONDS`` after the last one left, for
@@ -403,7 +397,7 @@ class PostgresListener:
             try:
                 # TCP keepalives: a connection the network dropped without a word fails in a
                 # minute, instead of leaving the streams with their polling only.
-                dsn = psycopg.conninfo.make_conninfo(self.dsn, **KEEPALIVES)
+                dsn = psycopg.conninfo.make_conninfo(self.dsn, **PG_KEEPALIVES)
                 with psycopg.connect(dsn, autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     self.backend_pid = conn.info.backend_pid

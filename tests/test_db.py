@@ -15,8 +15,9 @@ from sqlalchemy import Text, bindparam, insert, select, text, update
 from sqlalchemy import inspect as inspect_object
 from sqlalchemy.orm import Session
 
-from app.db import BUSY_SECONDS, Database, Loading, Prepared, begin_now
+from app.db import BUSY_SECONDS, Database, Loading, Prepared, WouldWait, begin_now, locks_now
 from app.forum import service as forum
+from app.gm import pipeline
 from app.gm import service as gm
 from app.models import Game, GamePlayer, Post, Thread, User
 from tests.conftest import unique_name
@@ -447,3 +448,46 @@ def test_the_server_checkpoints_in_the_background(tmp_path: Path, seconds: float
     database.dispose()
     assert pages == (CHECKPOINT_BACKSTOP_PAGES if seconds else 1000)
     assert bool(calls) == bool(seconds)
+
+
+def test_postgres_rows_locked_elsewhere_are_not_waited_for_in_a_locks_now_block(
+    database: Database,
+) -> None:
+    """PostgreSQL (app/api/turns.py): in a ``locks_now`` block a game locked by another
+    transaction is ``WouldWait`` at once, the transaction left to roll back; outside the
+    block, and once the lock is given back, the same read locks the game as usual."""
+    if database.is_sqlite:
+        pytest.skip("SQLite's write lock is begin_now's")
+    with database.session() as session:
+        owner = User(name=unique_name(), password_hash="x")
+        session.add(owner)
+        session.flush()
+        game = gm.create_game(session, owner, "eitsuku", "鍵", {}, "secret")
+        session.commit()
+        game_id = game.id
+    with database.engine.connect() as holder:
+        holder.execute(text("SELECT id FROM games WHERE id = :id FOR UPDATE"), {"id": game_id})
+        with database.session() as session, locks_now():
+            # Were the lock waited for, the test would fail in 2 s, not hang.
+            session.connection().exec_driver_sql("SET LOCAL lock_timeout = '2s'")
+            with pytest.raises(WouldWait):
+                pipeline.lock_game(session, game_id)
+            session.rollback()
+        holder.rollback()
+    with database.session() as session, locks_now():
+        locked = pipeline.lock_game(session, game_id)
+        assert locked is not None and locked.id == game_id
+        session.rollback()
+
+
+def test_postgres_connections_give_up_on_a_silent_server(database: Database) -> None:
+    """A post waits for PostgreSQL's answers in the event loop: a connection whose data goes
+    unacknowledged for BUSY_SECONDS fails (503) instead of holding the loop for the kernel's
+    retransmissions; idle ones are probed (keepalives)."""
+    if database.is_sqlite:
+        pytest.skip("PostgreSQL's connections")
+    with database.engine.connect() as connection:
+        info = connection.connection.driver_connection.pgconn.info
+        options = {o.keyword.decode(): o.val.decode() for o in info if o.val is not None}
+    assert options["tcp_user_timeout"] == str(BUSY_SECONDS * 1000)
+    assert options["keepalives"] == "1" and options["keepalives_idle"] == "30"

@@ -20,8 +20,8 @@ import orjson
 import psycopg
 from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.orm import Session, make_transient_to_detached, sessionmaker
-from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm.attributes import instance_state, set_committed_value
 from sqlalchemy.pool import QueuePool
 
 
@@ -532,6 +532,7 @@ class Loading:
         self.prepared = Prepared(statement)
         self.refresh = refresh
         self.keys: list[str] = []
+        self.deferred = sorted(deferred)
         left_out = set(deferred)
         wanted = sorted(p.key for p in mapper.column_attrs if p.key not in left_out)
         for column in columns[: len(wanted)]:
@@ -553,12 +554,21 @@ class Loading:
             key = (entity, (row[self.primary_key],), None)  # as sqlalchemy.orm.identity_key
             loaded = identity_map.get(key)
             if loaded is None:
-                # As the ORM's loader does: the columns written into the new object's dict,
-                # not set one by one through the constructor's attribute events.
+                # As the ORM's loader does (sqlalchemy.orm.loading): the columns written into
+                # the new object's dict, not set one by one through the constructor's attribute
+                # events; the object given its identity key and put in the session's identity
+                # map, persistent with nothing to flush, its relationships loaded when read. Not
+                # ``make_transient_to_detached`` and ``Session.add``: a third of the read went
+                # to them — the attributes' states walked to expire the unloaded ones, the
+                # relationships' save-update cascade walked (docs/benchmarks.md, round 12).
                 loaded = self.new_instance()
                 loaded.__dict__.update(zip(keys, row[:width], strict=True))
-                make_transient_to_detached(loaded)  # as if loaded: nothing to flush
-                session.add(loaded)
+                state = instance_state(loaded)
+                state.key = key
+                state.session_id = session.hash_key
+                identity_map.add(state)
+                if self.deferred:  # read from the database when first used
+                    session.expire(loaded, self.deferred)
             elif self.refresh:
                 for name, value in zip(keys, row[:width], strict=True):
                     set_committed_value(loaded, name, value)

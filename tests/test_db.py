@@ -121,7 +121,7 @@ def _game(session: Session, user: User) -> Game:
 
 def test_loaded_rows_are_objects_as_the_orm_loads_them(session: Session, user: User) -> None:
     """Every column with its Python type (datetime, JSON, bool), in the identity map, nothing
-    to flush; a relationship loads when read."""
+    to flush; a relationship loads when read; a change is flushed."""
     made = _game(session, user)
     game_id, thread_id = made.id, made.thread_id
     session.expunge_all()
@@ -138,6 +138,11 @@ def test_loaded_rows_are_objects_as_the_orm_loads_them(session: Session, user: U
     assert session.get(Game, game_id) is game
     assert game.thread.id == thread_id and game.gm is session.get(User, user.id)  # lazy loads
     assert loading.load(session, {"game_id": -1}) == []
+    game.title = "変えた"  # tracked as the ORM's own objects are: flushed as an UPDATE
+    assert game in session.dirty
+    session.flush()
+    stored = session.execute(select(_GAMES.c.title).where(_GAMES.c.id == game_id)).scalar_one()
+    assert stored == "変えた" and not inspect_object(game).modified
 
 
 def test_an_object_in_the_session_is_returned_refreshed_or_untouched(

@@ -500,6 +500,22 @@ class _Form:
         return tuple(params[name] for name in self.order)
 
 
+def attach_as_loaded(session: Session, instance: Any, key: tuple[Any, ...]) -> None:
+    """A new object of a mapped class, with every column in its ``__dict__`` as its row holds
+    it, put in the session as the ORM's loader puts a row's new object
+    (``sqlalchemy.orm.loading``): its identity ``key`` (``(cls, (primary key,), None)``, as
+    ``sqlalchemy.orm.identity_key``), the session, the identity map — persistent, nothing to
+    flush, its relationships read when first used. A column left out would read as None:
+    expire it (``Session.expire``) to have it read from the database instead.
+    ``make_transient_to_detached`` and ``Session.add`` did the same at three times the cost:
+    they walk every attribute's state to expire the unloaded ones, and the relationships'
+    save-update cascade (docs/benchmarks.md, round 12)."""
+    state = instance_state(instance)
+    state.key = key
+    state.session_id = session.hash_key
+    session.identity_map.add(state)
+
+
 class Loading:
     """A SELECT of one mapped class's columns (``select(*table.c, *extra)``), run as a
     ``Prepared`` statement, whose rows become objects of the class in the session as if the
@@ -554,19 +570,11 @@ class Loading:
             key = (entity, (row[self.primary_key],), None)  # as sqlalchemy.orm.identity_key
             loaded = identity_map.get(key)
             if loaded is None:
-                # As the ORM's loader does (sqlalchemy.orm.loading): the columns written into
-                # the new object's dict, not set one by one through the constructor's attribute
-                # events; the object given its identity key and put in the session's identity
-                # map, persistent with nothing to flush, its relationships loaded when read. Not
-                # ``make_transient_to_detached`` and ``Session.add``: a third of the read went
-                # to them — the attributes' states walked to expire the unloaded ones, the
-                # relationships' save-update cascade walked (docs/benchmarks.md, round 12).
+                # As the ORM's loader does: the columns written into the new object's dict,
+                # not set one by one through the constructor's attribute events.
                 loaded = self.new_instance()
                 loaded.__dict__.update(zip(keys, row[:width], strict=True))
-                state = instance_state(loaded)
-                state.key = key
-                state.session_id = session.hash_key
-                identity_map.add(state)
+                attach_as_loaded(session, loaded, key)
                 if self.deferred:  # read from the database when first used
                     session.expire(loaded, self.deferred)
             elif self.refresh:

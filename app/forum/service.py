@@ -16,12 +16,12 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import Table, Text, bindparam, cast, event, func, insert, inspect, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, make_transient_to_detached
+from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
 from app import live
-from app.db import Prepared
+from app.db import Prepared, attach_as_loaded
 from app.errors import Invalid, NotFound
 from app.forum import names
 from app.models import Board, Post, Thread, ThreadRead, User, utcnow
@@ -271,8 +271,7 @@ def add_post(
     # by one through the constructor's attribute events (a fifth of storing a post).
     post = _new_post()
     post.__dict__.update(values, id=post_id)
-    make_transient_to_detached(post)  # as if loaded: no INSERT at the next flush
-    session.add(post)
+    attach_as_loaded(session, post, (Post, (post_id,), None))  # no INSERT at the next flush
     session.info.setdefault(_WRITTEN, []).append(post)
     live.touched(session, thread_id)
     return post

@@ -138,8 +138,9 @@ def set_email(
 
 def queue(session: Session, notifications: Sequence[tuple[int, int]], now: datetime) -> None:
     """For notifications just written — (notification id, user id) — one pending delivery per
-    active webhook of the user, and one mail if that user opted in. One query for all of
-    them (the users and their active webhooks), one INSERT for the deliveries."""
+    active webhook of the user, and one mail if that user opted in. The users' settings and
+    active webhooks are read by one prepared query a user for up to a few of them, else by
+    one query for all; the deliveries are written by one INSERT."""
     if not notifications:
         return
     user_ids = sorted({user_id for _note, user_id in notifications})

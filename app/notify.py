@@ -31,8 +31,8 @@ def _seat_users(game: Game) -> dict[int, GamePlayer]:
 def add_all(
     session: Session, game: Game, notices: list[tuple[int, str, str]], now: datetime
 ) -> None:
-    """One notification per (user id, kind, text), and their deliveries: one look-up of the
-    users' delivery settings, however many there are. Written at once by Core statements
+    """One notification per (user id, kind, text), and their deliveries (``delivery.queue``
+    reads the users' delivery settings). Written at once by Core statements
     built once and run as ``Prepared`` (they ride on a move's transaction, where a flush was
     the costliest part)."""
     if not notices:

@@ -38,7 +38,7 @@ from sqlalchemy.orm import Session
 
 from app import i18n
 from app.config import Settings
-from app.db import Prepared, WouldWait, begin_now, each_statement_commits
+from app.db import Prepared, begin_now, each_statement_commits, gave_up_a_lock
 from app.errors import ServiceError
 from app.models import RateLimit, User
 
@@ -320,8 +320,9 @@ def counting_post(
             _refuse(session, request, *refused)
         try:
             yield user
-        except WouldWait:
-            setattr(request.state, _COUNTED, True)
+        except Exception as error:
+            if gave_up_a_lock(error):  # to be done again in a worker thread
+                setattr(request.state, _COUNTED, True)
             raise
         return
     user = signed_in()

@@ -68,7 +68,7 @@ from common import (
 from app.config import Settings
 from app.db import Database
 from app.gm import service as gm
-from app.main import open_database
+from app.main import CHECKPOINT_BACKSTOP_PAGES, open_database
 from app.models import User
 
 CLIENTS = 16
@@ -212,14 +212,14 @@ def index_caught_up(url: str) -> float:
     from app.archive.search import index_pending
 
     start = time.perf_counter()
-    database = _indexing.get(url)
-    if database is None:
-        database = _indexing[url] = Database(url)
-    index_pending(database)
+    database = Database(url)
+    # As the server: its commits do not checkpoint the WAL (the server's runner does).
+    database.defer_checkpoints(CHECKPOINT_BACKSTOP_PAGES)
+    try:
+        index_pending(database)
+    finally:
+        database.dispose()
     return time.perf_counter() - start
-
-
-_indexing: dict[str, Database] = {}
 
 
 def combine(results: list[dict[str, Any]]) -> dict[str, Any]:

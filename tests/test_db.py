@@ -15,7 +15,16 @@ from sqlalchemy import Text, bindparam, insert, select, text, update
 from sqlalchemy import inspect as inspect_object
 from sqlalchemy.orm import Session
 
-from app.db import BUSY_SECONDS, Database, Loading, Prepared, WouldWait, begin_now, locks_now
+from app.db import (
+    BUSY_SECONDS,
+    LOCKS_NOW_TIMEOUT_MS,
+    Database,
+    Loading,
+    Prepared,
+    WouldWait,
+    begin_now,
+    locks_now,
+)
 from app.forum import service as forum
 from app.gm import pipeline
 from app.gm import service as gm
@@ -473,8 +482,10 @@ def test_postgres_rows_locked_elsewhere_are_not_waited_for_in_a_locks_now_block(
     with database.engine.connect() as holder:
         holder.execute(text("SELECT id FROM games WHERE id = :id FOR UPDATE"), {"id": game_id})
         with database.session() as session, locks_now():
-            # Were the lock waited for, the test would fail in 2 s, not hang.
-            session.connection().exec_driver_sql("SET LOCAL lock_timeout = '2s'")
+            # Were the lock waited for (no lock_timeout now), the statement would be cancelled
+            # after 2 s, which is not WouldWait: the test fails, it does not hang.
+            session.connection().exec_driver_sql("SET LOCAL lock_timeout = 0")
+            session.connection().exec_driver_sql("SET LOCAL statement_timeout = '2s'")
             with pytest.raises(WouldWait):
                 pipeline.lock_game(session, game_id)
             session.rollback()
@@ -496,3 +507,40 @@ def test_postgres_connections_give_up_on_a_silent_server(database: Database) -> 
         options = {o.keyword.decode(): o.val.decode() for o in info if o.val is not None}
     assert options["tcp_user_timeout"] == str(BUSY_SECONDS * 1000)
     assert options["keepalives"] == "1" and options["keepalives_idle"] == "30"
+
+
+def test_postgres_connections_wait_for_locks_briefly_in_a_locks_now_block_only(
+    database: Database,
+) -> None:
+    """The checkout's ping sets how long a connection's statements wait for a lock: 50 ms in a
+    ``locks_now`` block (the event loop's posts, app/api/turns.py), the server's setting
+    otherwise — whichever way the connection was used before."""
+    if database.is_sqlite:
+        pytest.skip("PostgreSQL's lock_timeout")
+
+    def lock_timeout(session: Session) -> str:
+        return str(session.connection().exec_driver_sql("SHOW lock_timeout").scalar_one())
+
+    for _ in range(2):
+        with database.session() as session, locks_now():
+            assert lock_timeout(session) == f"{LOCKS_NOW_TIMEOUT_MS}ms"
+        with database.session() as session:
+            assert lock_timeout(session) == "0"
+
+
+def test_a_postgres_connection_the_server_dropped_is_replaced_at_checkout(
+    database: Database,
+) -> None:
+    """The checkout's ping does what ``pool_pre_ping`` did: a pooled connection whose backend
+    is gone is replaced before a session uses it, and the session never sees the error."""
+    if database.is_sqlite:
+        pytest.skip("PostgreSQL's backends")
+    with database.session() as session:
+        dropped = session.connection().exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+    with database.engine.connect() as other:
+        other.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": dropped})
+        other.commit()
+    for _ in range(database.engine.pool.size() + 1):  # whichever pooled connection comes
+        with database.session() as session, locks_now():
+            pid = session.connection().exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+            assert pid != dropped

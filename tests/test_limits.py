@@ -786,6 +786,33 @@ def test_a_postgres_post_runs_in_the_event_loop_and_never_waits_there_for_its_ga
     assert applied == [line]
 
 
+def test_a_postgres_post_waits_in_the_event_loop_for_no_other_lock_either(
+    client: httpx.Client, database: Database, live_server: Any
+) -> None:
+    """PostgreSQL: a post to a thread without a game locks no game; the first lock it asks for
+    is its thread's numbering. With the thread's row locked by another transaction the post
+    gives up after 50 ms in the event loop (``lock_timeout``) and waits in a worker thread,
+    the server answering meanwhile; once the lock is given back it is stored at the next
+    number."""
+    if database.is_sqlite:
+        pytest.skip("on SQLite the write lock decides")
+    poster = api_user(client)
+    made = poster.post("/api/boards/chat/threads", {"title": "行番号", "body": "一"}).json()
+    with database.engine.connect(), database.engine.connect(), database.engine.connect():
+        pass  # connections idle in the pool, beside the holder's: the post tries the loop
+    assert database.has_idle_connection()
+    with database.engine.connect() as holder, ThreadPoolExecutor(1) as pool:
+        holder.execute(text("SELECT id FROM threads WHERE id = :id FOR UPDATE"), {"id": made["id"]})
+        waiting = pool.submit(poster.post, f"/api/threads/{made['id']}/posts", {"body": "二"})
+        for _ in range(5):  # the event loop is free all along
+            other = client.get("/static/favicon.svg", timeout=5)
+            assert other.status_code == 200 and not waiting.done()
+            time.sleep(0.05)
+        holder.rollback()
+        answer = waiting.result(timeout=30)
+    assert answer.status_code == 201 and answer.json()["post"]["number"] == 2, answer.text
+
+
 def test_a_post_that_waits_too_long_for_the_write_lock_is_503_and_stores_nothing(
     client: httpx.Client, database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -24,8 +24,10 @@ between a worker's threads and its event loop, at every round trip, took a fifth
 a second (docs/benchmarks.md, round 12). It never waits there for another transaction: the
 game's row is locked ``NOWAIT`` (``app.db.locks_now``), and a post that finds it locked is
 rolled back and done again in a worker thread, which waits for the lock as before — as does
-a post that would have to wait for a pooled connection. Everything else the post locks is
-held by a transaction for a statement or two (the counters, the thread's numbering).
+a post that would have to wait for a pooled connection. No other lock is waited for there
+longer than 50 ms (``lock_timeout``, ``app.db.LOCKS_NOW_TIMEOUT_MS``: a thread's numbering held
+by another post to it, the rate-limit counters, a table locked by a migration): past that the
+post is rolled back and done again in a worker thread in the same way.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app import ratelimit
-from app.db import Database, WouldWait, begin_now, locks_now
+from app.db import Database, begin_now, gave_up_a_lock, locks_now
 from app.models import User
 from app.web import deps
 
@@ -78,8 +80,10 @@ async def in_turn(request: Request, work: Work) -> bytes:
             with database.session() as session, locks_now():
                 try:
                     return work(session, True)
-                except WouldWait:
-                    pass  # rolled back as the session closes; the lock is waited for below
+                except Exception as error:
+                    if not gave_up_a_lock(error):
+                        raise
+                    # Rolled back as the session closes; the lock is waited for below.
         return await run_in_threadpool(_in_thread, database, work)
     async with _line():
         for pause in PAUSES:

@@ -20,10 +20,8 @@ import orjson
 import psycopg
 from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.attributes import instance_state, set_committed_value
-from sqlalchemy.pool import QueuePool
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -49,35 +47,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     # The connections' keepalives, unless the URL or the caller says otherwise.
     connect_args = {k: v for k, v in PG_KEEPALIVES.items() if k not in parsed.query}
     connect_args |= kwargs.pop("connect_args", {})
-    engine = create_engine(url, connect_args=connect_args, **kwargs)
-    _configure_postgres(engine)
-    return engine
-
-
-# How long a statement in a ``locks_now`` block (the event loop's) waits for a lock on
-# PostgreSQL before giving up (``gave_up_a_lock``).
-LOCKS_NOW_TIMEOUT_MS = 50
-
-
-def _configure_postgres(engine: Engine) -> None:
-    @event.listens_for(engine, "checkout")
-    def _ping(dbapi_connection: Any, record: Any, proxy: Any) -> None:
-        """The pool's ping at every checkout (what ``pool_pre_ping`` did: a connection the
-        server dropped is replaced), which also sets how long the connection's statements wait
-        for a lock: in a ``locks_now`` block, the event loop's, LOCKS_NOW_TIMEOUT_MS, then
-        ``lock_not_available``; else as long as the server's settings say (by default, for
-        as long as it takes). One round trip, as the plain ping was."""
-        wanted = f"'{LOCKS_NOW_TIMEOUT_MS}ms'" if _LOCKS_NOW.get() else "DEFAULT"
-        try:
-            autocommit = dbapi_connection.autocommit
-            dbapi_connection.autocommit = True  # no transaction begun by the ping
-            try:
-                dbapi_connection.execute(f"SET lock_timeout = {wanted}")
-            finally:
-                if not dbapi_connection.closed:
-                    dbapi_connection.autocommit = autocommit
-        except (psycopg.OperationalError, psycopg.InterfaceError) as gone:
-            raise DisconnectionError from gone  # the pool opens a new one and pings it
+    return create_engine(url, connect_args=connect_args, pool_pre_ping=True, **kwargs)
 
 
 def _json_bytes(value: Any) -> bytes:
@@ -117,9 +87,9 @@ def _configure_sqlite(engine: Engine) -> None:
 
 BUSY_SECONDS = 30
 # PostgreSQL connections notice a server gone silent: probes after 30 s without traffic, and
-# data left unacknowledged for BUSY_SECONDS fails the connection (503, app/main.py) — a post
-# waits for PostgreSQL's answers in the event loop (app/api/turns.py), which a dead peer
-# would otherwise hold for the kernel's retransmissions, a quarter of an hour.
+# data left unacknowledged for BUSY_SECONDS fails the connection (503, app/main.py) — a
+# request waiting for a dead peer's answer would otherwise wait out the kernel's
+# retransmissions, a quarter of an hour, holding its worker thread and pooled connection.
 PG_KEEPALIVES: dict[str, Any] = {
     "keepalives": 1,
     "keepalives_idle": 30,
@@ -221,8 +191,7 @@ class SerialisedConnection(sqlite3.Connection):
 
 
 class WouldWait(Exception):
-    """``begin_now`` found the database in use by another transaction; or, in a
-    ``locks_now`` block on PostgreSQL, a row to lock was locked by another transaction."""
+    """``begin_now`` found the database in use by another transaction."""
 
 
 _NO_WAIT: ContextVar[bool] = ContextVar("bbsgm_sqlite_no_wait", default=False)
@@ -245,48 +214,6 @@ def begin_now(session: Session) -> bool:
     finally:
         _NO_WAIT.reset(token)
     return True
-
-
-_LOCKS_NOW: ContextVar[bool] = ContextVar("bbsgm_locks_now", default=False)
-
-
-@contextmanager
-def locks_now() -> Iterator[None]:
-    """PostgreSQL: in this block, the row lock that posts wait for in turn (their game's,
-    ``app.gm.pipeline.lock_game``) is taken at once or not at all — ``FOR UPDATE NOWAIT``,
-    and ``WouldWait`` if another transaction holds the row — and no other lock is waited for
-    longer than LOCKS_NOW_TIMEOUT_MS (a connection checked out in the block has that
-    ``lock_timeout``). For work run in the event loop, which may not wait for another
-    transaction: when ``gave_up_a_lock``, the caller rolls back and does the work in a worker
-    thread instead (app/api/turns.py)."""
-    token = _LOCKS_NOW.set(True)
-    try:
-        yield
-    finally:
-        _LOCKS_NOW.reset(token)
-
-
-def gave_up_a_lock(error: BaseException) -> bool:
-    """``error`` says a statement in a ``locks_now`` block gave up on a lock: ``WouldWait``,
-    or PostgreSQL's lock_not_available (``NOWAIT``, or past LOCKS_NOW_TIMEOUT_MS) as the
-    driver raised it or as SQLAlchemy wrapped it."""
-    if isinstance(error, DBAPIError):
-        return isinstance(error.orig, psycopg.errors.LockNotAvailable)
-    return isinstance(error, WouldWait | psycopg.errors.LockNotAvailable)
-
-
-def lock_rows(
-    session: Session, waiting: Loading, now: Loading, params: dict[str, Any]
-) -> list[tuple[Any, tuple[Any, ...]]]:
-    """``waiting``'s rows (a ``SELECT … FOR UPDATE``, waiting for the rows' locks in turn);
-    in a ``locks_now`` block on PostgreSQL, ``now``'s instead — the same statement with
-    ``NOWAIT`` — or ``WouldWait`` if another transaction holds one of the rows."""
-    if not (_LOCKS_NOW.get() and session.get_bind().dialect.name == "postgresql"):
-        return waiting.load(session, params)
-    try:
-        return now.load(session, params)
-    except psycopg.errors.LockNotAvailable as held:
-        raise WouldWait from held
 
 
 @contextmanager
@@ -350,15 +277,6 @@ class Database:
     @property
     def is_sqlite_file(self) -> bool:
         return is_sqlite_file(self.engine.url)
-
-    def has_idle_connection(self) -> bool:
-        """The pool holds a connection no one uses: a session begun now gets it, as a rule,
-        without waiting for another thread to give one back or opening one (the first ones
-        are opened in worker threads). Not always: a worker thread may take it first, or the
-        server may have dropped it (the checkout's ping then opens another, at most
-        ``connect_timeout`` long)."""
-        pool = self.engine.pool
-        return isinstance(pool, QueuePool) and pool.checkedin() > 0
 
     def defer_checkpoints(self, pages: int) -> None:
         """SQLite file: a commit copies the WAL's pages into the database file (a checkpoint)

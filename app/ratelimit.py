@@ -38,7 +38,7 @@ from sqlalchemy.orm import Session
 
 from app import i18n
 from app.config import Settings
-from app.db import Prepared, begin_now, each_statement_commits, gave_up_a_lock
+from app.db import Prepared, begin_now, each_statement_commits
 from app.errors import ServiceError
 from app.models import RateLimit, User
 
@@ -305,25 +305,16 @@ def counting_post(
       the post's own error, never 429).
     """
     if session.get_bind().dialect.name == "postgresql":
-        # A post begun in the event loop that found its game locked is done again in a worker
-        # thread (app/api/turns.py): its attempt, counted the first time, is not counted again.
-        counted = getattr(request.state, _COUNTED, False)
-        setattr(request.state, _COUNTED, False)
         with each_statement_commits(session):
             user = signed_in()
-            rules = [] if counted else _active(request, _post_rules(request, user))
+            rules = _active(request, _post_rules(request, user))
             now = time.time()
             refused = count(session, rules, now) if rules else None
             if refused is not None:
                 _take_back(session, rules, now)
         if refused is not None:  # after the block: the rollback gives the connection back
             _refuse(session, request, *refused)
-        try:
-            yield user
-        except Exception as error:
-            if gave_up_a_lock(error):  # to be done again in a worker thread
-                setattr(request.state, _COUNTED, True)
-            raise
+        yield user
         return
     user = signed_in()
     rules = _post_rules(request, user)
@@ -344,9 +335,6 @@ def counting_post(
         except Exception:  # the post's own error is the one to answer with
             log.warning("could not count a failed post", exc_info=True)
         raise
-
-
-_COUNTED = "bbsgm_post_counted"
 
 
 def _count_later(request: Request, rules: list[Rule]) -> None:

@@ -17,16 +17,12 @@ from sqlalchemy.orm import Session
 
 from app.db import (
     BUSY_SECONDS,
-    LOCKS_NOW_TIMEOUT_MS,
     Database,
     Loading,
     Prepared,
-    WouldWait,
     begin_now,
-    locks_now,
 )
 from app.forum import service as forum
-from app.gm import pipeline
 from app.gm import service as gm
 from app.models import Game, GamePlayer, Post, Thread, User
 from tests.conftest import unique_name
@@ -464,42 +460,10 @@ def test_the_server_checkpoints_in_the_background(tmp_path: Path, seconds: float
     assert bool(calls) == bool(seconds)
 
 
-def test_postgres_rows_locked_elsewhere_are_not_waited_for_in_a_locks_now_block(
-    database: Database,
-) -> None:
-    """PostgreSQL (app/api/turns.py): in a ``locks_now`` block a game locked by another
-    transaction is ``WouldWait`` at once, the transaction left to roll back; outside the
-    block, and once the lock is given back, the same read locks the game as usual."""
-    if database.is_sqlite:
-        pytest.skip("SQLite's write lock is begin_now's")
-    with database.session() as session:
-        owner = User(name=unique_name(), password_hash="x")
-        session.add(owner)
-        session.flush()
-        game = gm.create_game(session, owner, "eitsuku", "鍵", {}, "secret")
-        session.commit()
-        game_id = game.id
-    with database.engine.connect() as holder:
-        holder.execute(text("SELECT id FROM games WHERE id = :id FOR UPDATE"), {"id": game_id})
-        with database.session() as session, locks_now():
-            # Were the lock waited for (no lock_timeout now), the statement would be cancelled
-            # after 2 s, which is not WouldWait: the test fails, it does not hang.
-            session.connection().exec_driver_sql("SET LOCAL lock_timeout = 0")
-            session.connection().exec_driver_sql("SET LOCAL statement_timeout = '2s'")
-            with pytest.raises(WouldWait):
-                pipeline.lock_game(session, game_id)
-            session.rollback()
-        holder.rollback()
-    with database.session() as session, locks_now():
-        locked = pipeline.lock_game(session, game_id)
-        assert locked is not None and locked.id == game_id
-        session.rollback()
-
-
 def test_postgres_connections_give_up_on_a_silent_server(database: Database) -> None:
-    """A post waits for PostgreSQL's answers in the event loop: a connection whose data goes
-    unacknowledged for BUSY_SECONDS fails (503) instead of holding the loop for the kernel's
-    retransmissions; idle ones are probed (keepalives)."""
+    """A connection whose data goes unacknowledged for BUSY_SECONDS fails (503) instead of
+    waiting out the kernel's retransmissions; idle ones are probed (keepalives); the URL's own
+    settings win."""
     if database.is_sqlite:
         pytest.skip("PostgreSQL's connections")
     with database.engine.connect() as connection:
@@ -507,40 +471,33 @@ def test_postgres_connections_give_up_on_a_silent_server(database: Database) -> 
         options = {o.keyword.decode(): o.val.decode() for o in info if o.val is not None}
     assert options["tcp_user_timeout"] == str(BUSY_SECONDS * 1000)
     assert options["keepalives"] == "1" and options["keepalives_idle"] == "30"
-
-
-def test_postgres_connections_wait_for_locks_briefly_in_a_locks_now_block_only(
-    database: Database,
-) -> None:
-    """The checkout's ping sets how long a connection's statements wait for a lock: 50 ms in a
-    ``locks_now`` block (the event loop's posts, app/api/turns.py), the server's setting
-    otherwise — whichever way the connection was used before."""
-    if database.is_sqlite:
-        pytest.skip("PostgreSQL's lock_timeout")
-
-    def lock_timeout(session: Session) -> str:
-        return str(session.connection().exec_driver_sql("SHOW lock_timeout").scalar_one())
-
-    for _ in range(2):
-        with database.session() as session, locks_now():
-            assert lock_timeout(session) == f"{LOCKS_NOW_TIMEOUT_MS}ms"
-        with database.session() as session:
-            assert lock_timeout(session) == "0"
+    own = Database(str(database.engine.url.update_query_dict({"keepalives_idle": "45"})))
+    try:
+        with own.engine.connect() as connection:
+            info = connection.connection.driver_connection.pgconn.info
+            mine = {o.keyword.decode(): o.val.decode() for o in info if o.val is not None}
+    finally:
+        own.dispose()
+    assert mine["keepalives_idle"] == "45" and mine["tcp_user_timeout"] == str(BUSY_SECONDS * 1000)
 
 
 def test_a_postgres_connection_the_server_dropped_is_replaced_at_checkout(
     database: Database,
 ) -> None:
-    """The checkout's ping does what ``pool_pre_ping`` did: a pooled connection whose backend
-    is gone is replaced before a session uses it, and the session never sees the error."""
+    """``pool_pre_ping``: a pooled connection whose backend is gone is replaced before a
+    session uses it, and the session never sees the error."""
     if database.is_sqlite:
         pytest.skip("PostgreSQL's backends")
     with database.session() as session:
         dropped = session.connection().exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
-    with database.engine.connect() as other:
-        other.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": dropped})
-        other.commit()
+    other = Database(database.engine.url.render_as_string(hide_password=False))
+    try:
+        with other.engine.connect() as terminating:
+            terminating.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": dropped})
+            terminating.commit()
+    finally:
+        other.dispose()
     for _ in range(database.engine.pool.size() + 1):  # whichever pooled connection comes
-        with database.session() as session, locks_now():
+        with database.session() as session:
             pid = session.connection().exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
             assert pid != dropped

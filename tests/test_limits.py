@@ -34,9 +34,8 @@ from app.api import turns
 from app.config import Settings
 from app.db import Database
 from app.errors import NotFound
-from app.gm import pipeline
 from app.main import _unavailable, open_database
-from app.models import Game, Move, RateLimit, SealedCommand, User
+from app.models import Game, RateLimit, SealedCommand, User
 from app.ratelimit import (
     MINUTE,
     RateLimited,
@@ -48,7 +47,6 @@ from app.ratelimit import (
     retry_after,
 )
 from tests.conftest import ApiUser, api_user, unique_name
-from tests.test_gm_http import new_game, pick
 from tests.test_load_support import (
     ServeProcess,
     fast_users,
@@ -693,124 +691,6 @@ def test_a_failed_post_in_the_event_loop_never_waits_to_count_its_attempt(
     asyncio.run(in_the_event_loop())
     assert not timed_out.is_set()
     assert _counts(database, [key]) == {key: 1}
-
-
-def test_a_post_done_again_in_a_worker_thread_counts_its_attempt_once(
-    database: Database, settings: Settings
-) -> None:
-    """PostgreSQL: a post begun in the event loop that finds its game locked is rolled back and
-    done again in a worker thread (app/api/turns.py); its attempt, counted the first time in
-    statements of their own (committed already), is not counted again."""
-    if database.is_sqlite:
-        pytest.skip("a post on SQLite is never done twice")
-    limits = settings.model_copy(update={"rate_limits": True})
-    request = _post_request(limits, f"192.0.2.{random.randint(1, 254)}")
-    with database.session() as session:
-        user = accounts.register(session, unique_name(), "password123")
-        session.commit()
-    keys = sorted([f"post:user:{user.id}", f"post:addr:{request.client.host}"])
-    with (
-        database.session() as session,
-        pytest.raises(app_db.WouldWait),
-        counting_post(session, request, lambda: session.get(User, user.id), in_loop=True),
-    ):
-        raise app_db.WouldWait  # what lock_game raises for a game locked meanwhile
-    with database.session() as session:
-        with counting_post(session, request, lambda: session.get(User, user.id)) as got:
-            assert got.id == user.id
-        session.commit()
-    assert _counts(database, keys) == dict.fromkeys(keys, 1)
-    fresh = _post_request(limits, request.client.host)  # the next request counts again
-    with database.session() as session:
-        with counting_post(session, fresh, lambda: session.get(User, user.id)):
-            pass
-        session.commit()
-    assert _counts(database, keys) == dict.fromkeys(keys, 2)
-
-
-def test_a_postgres_post_runs_in_the_event_loop_and_never_waits_there_for_its_game(
-    client: httpx.Client, database: Database, live_server: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """PostgreSQL (app/api/turns.py, docs/benchmarks.md round 12): a command post is done in
-    the server's event loop, its game's row locked NOWAIT. One whose game is locked by another
-    transaction is rolled back and done again in a worker thread, which waits for the lock
-    while the server goes on answering; once the lock is given back it is stored and answered,
-    its command applied once."""
-    if database.is_sqlite:
-        pytest.skip("on SQLite the write lock decides (the test above)")
-    calls: list[str] = []
-    real = pipeline.lock_rows
-
-    def spy(*args: Any) -> Any:
-        calls.append("loop" if threading.current_thread() is live_server.thread else "thread")
-        try:
-            return real(*args)
-        except app_db.WouldWait:
-            calls.append("would wait")
-            raise
-
-    monkeypatch.setattr(pipeline, "lock_rows", spy)
-    master, players = api_user(client), [api_user(client) for _ in range(2)]
-    ids = new_game(master, players)
-    start = master.post(f"/api/threads/{ids['thread_id']}/posts", {"body": "START"})
-    assert start.json()["replies"][0]["ok"], start.text
-    assert calls[-1] == "loop"  # nothing in the way: done in the event loop
-
-    def next_move() -> tuple[ApiUser, str]:
-        for player in players:
-            legal = player.get(f"/api/games/{ids['id']}/legal").json()["commands"]
-            if legal:
-                return player, pick(legal)
-        raise AssertionError("nobody may move")
-
-    calls.clear()
-    player, line = next_move()
-    with database.engine.connect() as holder, ThreadPoolExecutor(1) as pool:
-        holder.execute(text("SELECT id FROM games WHERE id = :id FOR UPDATE"), {"id": ids["id"]})
-        path = f"/api/threads/{ids['thread_id']}/posts"
-        waiting = pool.submit(player.post, path, {"body": line})
-        deadline = time.monotonic() + 30
-        while calls[:3] != ["loop", "would wait", "thread"] and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert calls[:3] == ["loop", "would wait", "thread"]
-        other = client.get("/static/favicon.svg")  # the event loop is free
-        assert other.status_code == 200 and not waiting.done()
-        holder.rollback()
-        answer = waiting.result(timeout=30)
-    assert answer.status_code == 201 and answer.json()["replies"][0]["ok"], answer.text
-    number = answer.json()["post"]["number"]
-    with database.session() as session:
-        applied = session.scalars(
-            select(Move.command).where(Move.game_id == ids["id"], Move.post_number == number)
-        ).all()
-    assert applied == [line]
-
-
-def test_a_postgres_post_waits_in_the_event_loop_for_no_other_lock_either(
-    client: httpx.Client, database: Database, live_server: Any
-) -> None:
-    """PostgreSQL: a post to a thread without a game locks no game; the first lock it asks for
-    is its thread's numbering. With the thread's row locked by another transaction the post
-    gives up after 50 ms in the event loop (``lock_timeout``) and waits in a worker thread,
-    the server answering meanwhile; once the lock is given back it is stored at the next
-    number."""
-    if database.is_sqlite:
-        pytest.skip("on SQLite the write lock decides")
-    poster = api_user(client)
-    made = poster.post("/api/boards/chat/threads", {"title": "行番号", "body": "一"}).json()
-    with database.engine.connect(), database.engine.connect(), database.engine.connect():
-        pass  # connections idle in the pool, beside the holder's: the post tries the loop
-    assert database.has_idle_connection()
-    with database.engine.connect() as holder, ThreadPoolExecutor(1) as pool:
-        holder.execute(text("SELECT id FROM threads WHERE id = :id FOR UPDATE"), {"id": made["id"]})
-        waiting = pool.submit(poster.post, f"/api/threads/{made['id']}/posts", {"body": "二"})
-        for _ in range(5):  # the event loop is free all along
-            other = client.get("/static/favicon.svg", timeout=5)
-            assert other.status_code == 200 and not waiting.done()
-            time.sleep(0.05)
-        holder.rollback()
-        answer = waiting.result(timeout=30)
-    assert answer.status_code == 201 and answer.json()["post"]["number"] == 2, answer.text
 
 
 def test_a_post_that_waits_too_long_for_the_write_lock_is_503_and_stores_nothing(

@@ -18,16 +18,7 @@ tenth of the posts went to threads, each paying the GIL's back and forth, and th
 (round 10). After about a tenth of a second (another process writing, a long transaction) the
 first in line waits in a worker thread as any other writer does, still first in line.
 
-On PostgreSQL a write runs in the event loop too, waiting there for the database's answers
-(about a dozen round trips, the GIL let go at each): in worker threads the GIL's hand-offs
-between a worker's threads and its event loop, at every round trip, took a fifth of the posts
-a second (docs/benchmarks.md, round 12). It never waits there for another transaction: the
-game's row is locked ``NOWAIT`` (``app.db.locks_now``), and a post that finds it locked is
-rolled back and done again in a worker thread, which waits for the lock as before — as does
-a post that would have to wait for a pooled connection. No other lock is waited for there
-longer than 50 ms (``lock_timeout``, ``app.db.LOCKS_NOW_TIMEOUT_MS``: a thread's numbering held
-by another post to it, the rate-limit counters, a table locked by a migration): past that the
-post is rolled back and done again in a worker thread in the same way.
+On PostgreSQL, whose workers write side by side, every write runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -43,7 +34,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app import ratelimit
-from app.db import Database, begin_now, gave_up_a_lock, locks_now
+from app.db import Database, begin_now
 from app.models import User
 from app.web import deps
 
@@ -76,14 +67,6 @@ async def signed_in_write(request: Request, act: Callable[[Session, User], BaseM
 async def in_turn(request: Request, work: Work) -> bytes:
     database: Database = request.app.state.database
     if not database.is_sqlite:
-        if database.has_idle_connection():
-            with database.session() as session, locks_now():
-                try:
-                    return work(session, True)
-                except Exception as error:
-                    if not gave_up_a_lock(error):
-                        raise
-                    # Rolled back as the session closes; the lock is waited for below.
         return await run_in_threadpool(_in_thread, database, work)
     async with _line():
         for pause in PAUSES:

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app import notify
-from app.db import Loading, Prepared, lock_rows
+from app.db import Loading, Prepared
 from app.forum.service import MAX_BODY_CHARS, format_bbs_time
 from app.games import commands as platform
 from app.games.base import Actor, CommandSyntaxError, Rng, RuleError, State, normalise
@@ -288,9 +288,9 @@ def lock_game(
     post that held the lock would be missing (tests/test_load_concurrency.py).
     """
     if thread_id is not None:
-        rows = lock_rows(session, _LOCK_BY_THREAD, _LOCK_BY_THREAD_NOW, {"thread_id": thread_id})
+        rows = _LOCK_BY_THREAD.load(session, {"thread_id": thread_id})
     else:
-        rows = lock_rows(session, _LOCK_BY_ID, _LOCK_BY_ID_NOW, {"game_id": game_id})
+        rows = _LOCK_BY_ID.load(session, {"game_id": game_id})
     if not rows:
         return None
     game: Game = rows[0][0]
@@ -320,17 +320,6 @@ _LOCK_BY_THREAD = Loading(
 )
 _LOCK_BY_ID = Loading(
     Game, _LOCK.where(_GAMES.c.id == bindparam("game_id")), refresh=True, deferred=_DEFERRED
-)
-# The same, taking the lock at once or not at all (PostgreSQL, in a ``db.locks_now`` block).
-_LOCK_NOW = select(*(c for c in _GAMES.c if c.name not in _DEFERRED)).with_for_update(nowait=True)
-_LOCK_BY_THREAD_NOW = Loading(
-    Game,
-    _LOCK_NOW.where(_GAMES.c.thread_id == bindparam("thread_id")),
-    refresh=True,
-    deferred=_DEFERRED,
-)
-_LOCK_BY_ID_NOW = Loading(
-    Game, _LOCK_NOW.where(_GAMES.c.id == bindparam("game_id")), refresh=True, deferred=_DEFERRED
 )
 _SEATS = Loading(
     GamePlayer,

@@ -512,8 +512,7 @@ class Loading:
         self.refresh = refresh
         self.keys: list[str] = []
         self.deferred = sorted(deferred)
-        left_out = set(deferred)
-        wanted = sorted(p.key for p in mapper.column_attrs if p.key not in left_out)
+        wanted = sorted(p.key for p in mapper.column_attrs if p.key not in self.deferred)
         for column in columns[: len(wanted)]:
             self.keys.append(mapper.get_property_by_column(column).key)
         if sorted(self.keys) != wanted:

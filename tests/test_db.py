@@ -15,13 +15,7 @@ from sqlalchemy import Text, bindparam, insert, select, text, update
 from sqlalchemy import inspect as inspect_object
 from sqlalchemy.orm import Session
 
-from app.db import (
-    BUSY_SECONDS,
-    Database,
-    Loading,
-    Prepared,
-    begin_now,
-)
+from app.db import BUSY_SECONDS, Database, Loading, Prepared, begin_now
 from app.forum import service as forum
 from app.gm import service as gm
 from app.models import Game, GamePlayer, Post, Thread, User
@@ -466,16 +460,18 @@ def test_postgres_connections_give_up_on_a_silent_server(database: Database) -> 
     settings win."""
     if database.is_sqlite:
         pytest.skip("PostgreSQL's connections")
-    with database.engine.connect() as connection:
-        info = connection.connection.driver_connection.pgconn.info
-        options = {o.keyword.decode(): o.val.decode() for o in info if o.val is not None}
-    assert options["tcp_user_timeout"] == str(BUSY_SECONDS * 1000)
-    assert options["keepalives"] == "1" and options["keepalives_idle"] == "30"
+
+    def options(of: Database) -> dict[str, str]:
+        with of.engine.connect() as connection:
+            info = connection.connection.driver_connection.pgconn.info
+            return {o.keyword.decode(): o.val.decode() for o in info if o.val is not None}
+
+    ours = options(database)
+    assert ours["tcp_user_timeout"] == str(BUSY_SECONDS * 1000)
+    assert ours["keepalives"] == "1" and ours["keepalives_idle"] == "30"
     own = Database(str(database.engine.url.update_query_dict({"keepalives_idle": "45"})))
     try:
-        with own.engine.connect() as connection:
-            info = connection.connection.driver_connection.pgconn.info
-            mine = {o.keyword.decode(): o.val.decode() for o in info if o.val is not None}
+        mine = options(own)
     finally:
         own.dispose()
     assert mine["keepalives_idle"] == "45" and mine["tcp_user_timeout"] == str(BUSY_SECONDS * 1000)

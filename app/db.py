@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -20,6 +21,7 @@ import orjson
 import psycopg
 from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.attributes import instance_state, set_committed_value
 
@@ -47,7 +49,37 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     # The connections' keepalives, unless the URL or the caller says otherwise.
     connect_args = {k: v for k, v in PG_KEEPALIVES.items() if k not in parsed.query}
     connect_args |= kwargs.pop("connect_args", {})
-    return create_engine(url, connect_args=connect_args, pool_pre_ping=True, **kwargs)
+    engine = create_engine(url, connect_args=connect_args, **kwargs)
+    _ping_when_idle(engine)
+    return engine
+
+
+# A pooled PostgreSQL connection that sat unused this long is pinged before it is handed out,
+# and replaced if its server is gone (a restart, a failover, an idle timeout), as
+# ``pool_pre_ping`` would. One used more recently is handed out without: under load every
+# request would otherwise pay a round trip for the ping, about a tenth of a millisecond of
+# the worker's CPU (docs/benchmarks.md, round 13). If the server dropped a connection within
+# that second, the request using it fails (503, app/main.py) and the pool replaces every
+# connection older than the failure (SQLAlchemy's optimistic disconnect handling).
+PING_AFTER_IDLE_SECONDS = 1.0
+_IDLE_SINCE = "bbsgm_idle_since"
+
+
+def _ping_when_idle(engine: Engine) -> None:
+    @event.listens_for(engine, "checkin")
+    def _checked_in(dbapi_connection: Any, record: Any) -> None:
+        if dbapi_connection is not None:
+            record.info[_IDLE_SINCE] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checked_out(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.pop(_IDLE_SINCE, None)
+        if since is None or time.monotonic() - since < PING_AFTER_IDLE_SECONDS:
+            return  # new, or in use a moment ago
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as error:  # the pool drops it and checks out another (three tries)
+            raise DisconnectionError(f"the pooled connection is gone: {error}") from error
 
 
 def _json_bytes(value: Any) -> bytes:

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Text, bindparam, insert, select, text, update
 from sqlalchemy import inspect as inspect_object
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
+from app import db as db_module
 from app.db import BUSY_SECONDS, Database, Loading, Prepared, begin_now
 from app.forum import service as forum
 from app.gm import service as gm
@@ -477,13 +479,8 @@ def test_postgres_connections_give_up_on_a_silent_server(database: Database) -> 
     assert mine["keepalives_idle"] == "45" and mine["tcp_user_timeout"] == str(BUSY_SECONDS * 1000)
 
 
-def test_a_postgres_connection_the_server_dropped_is_replaced_at_checkout(
-    database: Database,
-) -> None:
-    """``pool_pre_ping``: a pooled connection whose backend is gone is replaced before a
-    session uses it, and the session never sees the error."""
-    if database.is_sqlite:
-        pytest.skip("PostgreSQL's backends")
+def _drop_a_pooled_backend(database: Database) -> int:
+    """Terminates the backend of a connection now idle in ``database``'s pool; its pid."""
     with database.session() as session:
         dropped = session.connection().exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
     other = Database(database.engine.url.render_as_string(hide_password=False))
@@ -493,7 +490,68 @@ def test_a_postgres_connection_the_server_dropped_is_replaced_at_checkout(
             terminating.commit()
     finally:
         other.dispose()
+    return int(dropped)
+
+
+def test_a_postgres_connection_idle_for_a_second_is_pinged_and_replaced_if_its_server_dropped_it(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pooled connection idle for ``PING_AFTER_IDLE_SECONDS`` is pinged at checkout; one
+    whose backend is gone is replaced before a session uses it, and the session never sees
+    the error (as ``pool_pre_ping``)."""
+    if database.is_sqlite:
+        pytest.skip("PostgreSQL's backends")
+    dropped = _drop_a_pooled_backend(database)
+    monkeypatch.setattr(db_module, "PING_AFTER_IDLE_SECONDS", 0.0)  # as if a second went by
     for _ in range(database.engine.pool.size() + 1):  # whichever pooled connection comes
         with database.session() as session:
             pid = session.connection().exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
             assert pid != dropped
+
+
+def test_a_postgres_connection_used_a_moment_ago_is_handed_out_without_a_ping(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under load a ping per request would be a round trip per request: a connection checked
+    in less than ``PING_AFTER_IDLE_SECONDS`` ago is not pinged; one idle longer is."""
+    if database.is_sqlite:
+        pytest.skip("PostgreSQL's pool")
+    pings: list[object] = []
+    ping = database.engine.dialect.do_ping
+
+    def counted(dbapi_connection: object) -> bool:
+        pings.append(dbapi_connection)
+        return bool(ping(dbapi_connection))
+
+    monkeypatch.setattr(database.engine.dialect, "do_ping", counted)
+    for _ in range(3):
+        with database.session() as session:
+            session.execute(text("SELECT 1"))
+    assert pings == []
+    monkeypatch.setattr(db_module, "PING_AFTER_IDLE_SECONDS", 0.0)
+    with database.session() as session:
+        session.execute(text("SELECT 1"))
+    assert len(pings) == 1
+
+
+def test_a_postgres_connection_dropped_a_moment_ago_fails_one_session_then_the_pool_is_renewed(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not pinged (used within the second), a connection whose backend is gone fails the one
+    session that gets it with the driver's OperationalError (503, app/main.py); the pool then
+    drops every connection as old as the failure, so the next sessions get new backends."""
+    if database.is_sqlite:
+        pytest.skip("PostgreSQL's backends")
+    monkeypatch.setattr(db_module, "PING_AFTER_IDLE_SECONDS", 3600.0)
+    dropped = _drop_a_pooled_backend(database)
+    failed = 0
+    for _ in range(database.engine.pool.size() + 2):
+        try:
+            with database.session() as session:
+                pid = session.connection().exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+        except OperationalError as error:
+            assert error.connection_invalidated
+            failed += 1
+            continue
+        assert pid != dropped
+    assert failed == 1

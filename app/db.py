@@ -365,19 +365,25 @@ class Prepared:
     this way must not need it: Python-side column defaults (give every column), result
     processing (read back only integers and text), SQLAlchemy's execution events, and the
     wrapping of driver errors in ``sqlalchemy.exc``.
+
+    ``by_params=False``: the statement names every column it writes (an INSERT from a SELECT,
+    a data-modifying WITH), so the parameters' names are never taken for columns — a WITH's
+    UPDATE would otherwise also set any of its table's columns named like a parameter.
     """
 
     compilations = 0  # forms compiled so far, all statements (tests/test_post_path.py)
 
-    def __init__(self, statement: Any) -> None:
+    def __init__(self, statement: Any, *, by_params: bool = True) -> None:
         self.statement = statement
+        self.by_params = by_params
         self._forms: dict[tuple[str, tuple[str, ...]], _Form] = {}
 
     def _form(self, dialect: Any, names: tuple[str, ...]) -> _Form:
         key = (dialect.name, names)
         form = self._forms.get(key)
         if form is None:
-            compiled = self.statement.compile(dialect=dialect, column_keys=list(names))
+            keys = list(names) if self.by_params else None
+            compiled = self.statement.compile(dialect=dialect, column_keys=keys)
             if getattr(compiled, "escaped_bind_names", None):
                 raise ValueError("Prepared takes plain parameter names only")
             processors = {}

@@ -55,6 +55,44 @@ def test_post_numbers_are_consecutive(session: Session, user: User) -> None:
     assert [p.number for p in forum.list_posts(session, thread, 3, 2)] == [4, 5]
 
 
+def test_a_post_taking_two_numbers_gets_the_first_and_the_next_post_the_third(
+    session: Session, user: User
+) -> None:
+    """A command post takes its number and its reply's together (``take=2``; on PostgreSQL in
+    the INSERT's own statement): the thread counts both, a thread object loaded in the
+    session is kept current, and the next post comes after the reply's number."""
+    board = forum.get_board(session, "lobby")
+    thread, _ = forum.create_thread(session, board, user, "題", "本文", SECRET)
+    before = thread.last_post_at
+    later = before + timedelta(minutes=5)
+    post = forum.add_post(
+        session,
+        thread.id,
+        author=user,
+        author_name=user.name,
+        body="SET 主演 役者3",
+        kind="command",
+        secret=SECRET,
+        now=later,
+        take=2,
+    )
+    assert post.number == 2
+    assert thread.post_count == 3 and thread.last_post_at == later
+    session.expire(thread)
+    assert thread.post_count == 3
+    assert session.scalar(select(Post.number).where(Post.id == post.id)) == 2
+    assert talk(session, thread.id, user, "次").number == 4
+
+
+def test_a_post_to_a_thread_that_does_not_exist_is_not_found_and_stores_nothing(
+    session: Session, user: User
+) -> None:
+    count = session.scalar(select(func.count()).select_from(Post))
+    with pytest.raises(NotFound, match="スレッド"):
+        talk(session, 2**31 - 1, user, "本文")
+    assert session.scalar(select(func.count()).select_from(Post)) == count
+
+
 @pytest.mark.parametrize(
     ("title", "body", "message"),
     [

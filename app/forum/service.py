@@ -204,18 +204,28 @@ def reserve_numbers(session: Session, thread_id: int, count: int, now: datetime)
     statement a post spends on numbering. A post that will be answered by the bot takes two
     at once — its own and the reply's — so no other post falls between them.
     """
-    postgres = session.get_bind().dialect.name == "postgresql"
+    postgres = _is_postgres(session)
     statement = _TAKE_NUMBERS_AND_NOTIFY if postgres else _TAKE_NUMBERS
     rows = statement.run(session, {"thread_id": thread_id, "count": count, "now": now})
     if not rows:
         raise NotFound(f"スレッド {thread_id} はありません。")
-    live.touched(session, thread_id, notified=postgres)
-    top = rows[0][0]
+    top = int(rows[0][0])
+    _numbers_taken(session, thread_id, top, now, notified=postgres)
+    return top - count + 1
+
+
+def _is_postgres(session: Session) -> bool:
+    return bool(session.get_bind().dialect.name == "postgresql")
+
+
+def _numbers_taken(
+    session: Session, thread_id: int, top: int, now: datetime, *, notified: bool
+) -> None:
+    live.touched(session, thread_id, notified=notified)
     loaded = session.identity_map.get(identity_key(Thread, thread_id))
     if isinstance(loaded, Thread):  # keep a thread already loaded in this session current
         set_committed_value(loaded, "post_count", top)
         set_committed_value(loaded, "last_post_at", now)
-    return int(top) - count + 1
 
 
 def add_post(
@@ -233,17 +243,21 @@ def add_post(
     reply_ok: bool | None = None,
     reply_error: dict[str, Any] | None = None,
     board_at: int | None = None,
+    take: int = 1,
 ) -> Post:
     """Append a post. ``author`` is None for the bot. ``number`` is one the caller took with
-    ``reserve_numbers``; without it the next number is taken here.
+    ``reserve_numbers``; without it the thread's next ``take`` numbers are taken here, the
+    post gets the first and the caller the others (a command post's reply: ``post.number +
+    1``). On PostgreSQL the numbers are taken and the post written by one statement.
 
     The row is written at once by a Core INSERT, not by the session's unit of work (on the
     post path a flush cost more than everything else a post does); the returned ``Post`` is
     then attached to the session as a loaded row, every column set."""
     body = clean_body(body)
     now = now or utcnow()
-    if number is None:
-        number = reserve_numbers(session, thread_id, 1, now)
+    merged = number is None and board_at is None and _is_postgres(session)
+    if number is None and not merged:
+        number = reserve_numbers(session, thread_id, take, now)
     user_key = f"u{author.id}" if author is not None else "bot"
     values: dict[str, Any] = {
         "thread_id": thread_id,
@@ -266,7 +280,16 @@ def add_post(
     written = (
         values if board_at is not None else {k: v for k, v in values.items() if k != "board_at"}
     )
-    ((post_id,),) = _INSERT_POST.run(session, written)
+    if merged:
+        del written["number"]
+        rows = _INSERT_NUMBERED_POST.run(session, {**written, "count": take, "now": now})
+        if not rows:
+            raise NotFound(f"スレッド {thread_id} はありません。")
+        ((post_id, number),) = rows
+        values["number"] = number
+        _numbers_taken(session, thread_id, number + take - 1, now, notified=True)
+    else:
+        ((post_id,),) = _INSERT_POST.run(session, written)
     # As Loading does (app/db.py): the columns written into a new object's dict, not set one
     # by one through the constructor's attribute events (a fifth of storing a post).
     post = _new_post()
@@ -278,6 +301,37 @@ def add_post(
 
 
 _INSERT_POST = Prepared(insert(_POSTS).returning(_POSTS.c.id))
+
+
+def _insert_numbered_post() -> Prepared:
+    """PostgreSQL: ``reserve_numbers`` (with its notification) and the INSERT of the post
+    that gets the first number, as one statement, one round trip less a post: the thread's
+    row is updated in a data-modifying WITH, and the post is selected from what it returned
+    (nothing if there is no such thread). Every column but the id and ``board_at`` (a
+    reply's, never taken here) is a parameter named after it; ``count`` is the numbers taken,
+    ``now`` the thread's last post time."""
+    taken = _TAKE_NUMBERS_STATEMENT.returning(
+        _THREADS.c.post_count, func.pg_notify(live.CHANNEL, cast(_THREADS.c.id, Text))
+    ).cte("taken")
+    first = taken.c.post_count - bindparam("count") + 1
+    columns = [c for c in _POSTS.c if c.name not in ("id", "board_at")]
+    # Each parameter cast to its column's type: in a SELECT list a NULL of unknown type
+    # (reply_ok, say, which gets no ``::BOOLEAN`` of its own) would be taken for text.
+    chosen = select(
+        *(
+            first if c.name == "number" else cast(bindparam(c.name, type_=c.type), c.type)
+            for c in columns
+        )
+    ).select_from(taken)
+    return Prepared(
+        insert(_POSTS)
+        .from_select([c.name for c in columns], chosen)
+        .returning(_POSTS.c.id, _POSTS.c.number),
+        by_params=False,
+    )
+
+
+_INSERT_NUMBERED_POST = _insert_numbered_post()
 _new_post = inspect(Post).class_manager.new_instance
 _WRITTEN = "bbsgm_posts_written"
 

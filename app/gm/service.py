@@ -197,7 +197,6 @@ def submit_post(
         # The card registry's thread is answered like a game's (app/cards.py).
         lines = cards.registry_lines(session, thread_id, body)
     # A post with commands is always answered: its number and the reply's are taken together.
-    first = forum.reserve_numbers(session, thread_id, 2 if lines else 1, now)
     post = forum.add_post(
         session,
         thread_id,
@@ -207,8 +206,9 @@ def submit_post(
         kind="command" if lines else "talk",
         secret=secret,
         now=now,
-        number=first,
+        take=2 if lines else 1,
     )
+    first = post.number
     if game is None and lines:
         reply = cards.handle_registry_post(
             session, thread_id, post, user, lines, secret, now, number=first + 1

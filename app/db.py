@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 import psycopg
-from sqlalchemy import Engine, create_engine, event, inspect
+from sqlalchemy import Engine, Insert, bindparam, create_engine, event, inspect
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
@@ -377,27 +377,28 @@ class Prepared:
         self.statement = statement
         self.by_params = by_params
         self._forms: dict[tuple[str, tuple[str, ...]], _Form] = {}
+        self._rows_forms: dict[tuple[str, tuple[str, ...], int], _Form] = {}
 
     def _form(self, dialect: Any, names: tuple[str, ...]) -> _Form:
         key = (dialect.name, names)
         form = self._forms.get(key)
         if form is None:
             keys = list(names) if self.by_params else None
-            compiled = self.statement.compile(dialect=dialect, column_keys=keys)
-            if getattr(compiled, "escaped_bind_names", None):
-                raise ValueError("Prepared takes plain parameter names only")
-            processors = {}
-            defaults = {}  # literals in the statement (``hits + 1``) are parameters too
-            for name, bind in compiled.binds.items():
-                process = bind.type.dialect_impl(dialect).bind_processor(dialect)
-                if process is not None:
-                    processors[name] = process
-                if not bind.required:
-                    defaults[name] = bind.effective_value
-            order = tuple(compiled.positiontup) if compiled.positional else None
-            form = _Form(compiled.string, order, processors, defaults, compiled.binds)
-            self._forms[key] = form
-            Prepared.compilations += 1
+            form = self._forms[key] = _compile(self.statement, dialect, keys)
+        return form
+
+    def _rows_form(self, dialect: Any, names: tuple[str, ...], count: int) -> _Form:
+        """The INSERT of ``count`` rows in one VALUES list, row i's ``name`` given as
+        ``name__i``."""
+        key = (dialect.name, names, count)
+        form = self._rows_forms.get(key)
+        if form is None:
+            columns = self.statement.table.c
+            rows = [
+                {name: bindparam(f"{name}__{i}", type_=columns[name].type) for name in names}
+                for i in range(count)
+            ]
+            form = self._rows_forms[key] = _compile(self.statement.values(rows), dialect, None)
         return form
 
     def run(self, session: Session, params: dict[str, Any]) -> list[Any]:
@@ -444,13 +445,47 @@ class Prepared:
         return processed
 
     def run_many(self, session: Session, rows: Sequence[dict[str, Any]]) -> None:
-        """Executes once per row (every row with the same keys); nothing is returned."""
-        if len(rows) == 1:  # psycopg's executemany enters pipeline mode: not for one row
+        """Executes once per row (every row with the same keys); nothing is returned. On
+        PostgreSQL an INSERT of up to ``ROWS_IN_ONE`` rows is one statement of as many VALUES:
+        psycopg's executemany enters pipeline mode, which costs more than the round trips it
+        saves for a few rows (docs/benchmarks.md, round 13)."""
+        if len(rows) == 1:
             self.run(session, rows[0])
             return
         connection = session.connection()
-        form = self._form(connection.dialect, tuple(rows[0]))
+        dialect = connection.dialect
+        names = tuple(rows[0])
+        if (
+            dialect.name == "postgresql"
+            and isinstance(self.statement, Insert)
+            and len(rows) <= ROWS_IN_ONE
+        ):
+            form = self._rows_form(dialect, names, len(rows))
+            params = {f"{k}__{i}": v for i, row in enumerate(rows) for k, v in row.items()}
+            _cursor(connection).execute(form.sql, form.arguments(params))
+            return
+        form = self._form(dialect, names)
         _cursor(connection).executemany(form.sql, [form.arguments(row) for row in rows])
+
+
+ROWS_IN_ONE = 8  # Prepared.run_many: rows an INSERT writes in one VALUES list on PostgreSQL
+
+
+def _compile(statement: Any, dialect: Any, column_keys: list[str] | None) -> _Form:
+    compiled = statement.compile(dialect=dialect, column_keys=column_keys)
+    if getattr(compiled, "escaped_bind_names", None):
+        raise ValueError("Prepared takes plain parameter names only")
+    processors = {}
+    defaults = {}  # literals in the statement (``hits + 1``) are parameters too
+    for name, bind in compiled.binds.items():
+        process = bind.type.dialect_impl(dialect).bind_processor(dialect)
+        if process is not None:
+            processors[name] = process
+        if not bind.required:
+            defaults[name] = bind.effective_value
+    order = tuple(compiled.positiontup) if compiled.positional else None
+    Prepared.compilations += 1
+    return _Form(compiled.string, order, processors, defaults, compiled.binds)
 
 
 def _cursor(connection: Any) -> Any:

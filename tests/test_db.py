@@ -11,13 +11,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Text, bindparam, insert, select, text, update
+from sqlalchemy import Text, bindparam, func, insert, select, text, update
 from sqlalchemy import inspect as inspect_object
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from app import db as db_module
-from app.db import BUSY_SECONDS, Database, Loading, Prepared, begin_now
+from app.db import BUSY_SECONDS, ROWS_IN_ONE, Database, Loading, Prepared, begin_now
 from app.forum import service as forum
 from app.gm import service as gm
 from app.models import Game, GamePlayer, Post, Thread, User
@@ -62,6 +62,54 @@ def test_values_go_through_the_column_types(session: Session, user: User) -> Non
     assert stored.created_at.replace(tzinfo=UTC) == when
     assert stored.reply_error == {"line": 1, "why": "理由"} and stored.reply_ok is False
     assert session.scalar(select(_POSTS.c.reply_error.is_(None)).where(_POSTS.c.id == second))
+
+
+@pytest.mark.parametrize("count", [2, ROWS_IN_ONE, ROWS_IN_ONE + 3])
+def test_run_many_writes_every_row_through_the_column_types(
+    session: Session, user: User, count: int
+) -> None:
+    """Several rows at once (one VALUES list on PostgreSQL up to ROWS_IN_ONE rows, else one
+    execution per row): each row stored with its own values, its datetime and JSON through
+    the column types, JSON's "nothing" as SQL NULL; the form for a count is compiled once."""
+    thread = _thread(session, user)
+    when = datetime(2026, 11, 23, 12, 34, 56, 789000, tzinfo=UTC)
+    statement = Prepared(insert(_POSTS))
+    rows = [
+        {
+            "thread_id": thread.id,
+            "number": 2 + i,
+            "author_id": user.id if i % 2 else None,
+            "author_name": f"名{i}",
+            "daily_id": "abcdefgh",
+            "body": f"本文{i}",
+            "kind": "talk",
+            "created_at": when,
+            "reply_to": i,
+            "reply_ok": bool(i % 2),
+            "reply_error": {"line": i} if i % 2 else None,
+            "hidden_at": None,
+            "hidden_by": None,
+        }
+        for i in range(count)
+    ]
+    statement.run_many(session, rows)
+    compiled = Prepared.compilations
+    statement.run_many(session, [{**row, "number": row["number"] + 100} for row in rows])
+    assert Prepared.compilations == compiled
+    session.expire_all()
+    stored = list(session.scalars(select(Post).where(Post.thread_id == thread.id, Post.number > 1)))
+    assert len(stored) == 2 * count
+    for post in stored:
+        i = post.reply_to
+        assert post.number in (2 + i, 102 + i) and post.body == f"本文{i}"
+        assert post.author_id == (user.id if i % 2 else None) and post.reply_ok is bool(i % 2)
+        assert post.reply_error == ({"line": i} if i % 2 else None)
+        assert post.created_at.replace(tzinfo=UTC) == when
+    assert session.scalar(
+        select(func.count()).where(
+            _POSTS.c.thread_id == thread.id, _POSTS.c.number > 1, _POSTS.c.reply_error.is_(None)
+        )
+    ) == 2 * (count - count // 2)
 
 
 def test_literals_in_the_statement_are_sent_and_rows_come_back(

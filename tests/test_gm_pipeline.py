@@ -658,13 +658,15 @@ def test_the_game_row_update_writes_indexed_columns_only_when_they_change(
     index pages SQLite rewrites whenever they are in the SET clause) out of its UPDATE
     unless they change; what is stored is the same."""
     written: list[set[str]] = []
-    run = pipeline._UPDATE_GAME.run
+    write = pipeline._write_game_row
 
-    def recorded(session: Session, params: dict[str, Any]) -> list[Any]:
-        written.append(set(params))
-        return run(session, params)
+    def recorded(
+        session: Session, game_id: int, row: dict[str, Any], moves: list[dict[str, Any]]
+    ) -> None:
+        written.append(set(row))
+        write(session, game_id, row, moves)
 
-    monkeypatch.setattr(pipeline._UPDATE_GAME, "run", recorded)
+    monkeypatch.setattr(pipeline, "_write_game_row", recorded)
     game, players = table["game"], table["players"]
     game.seed = seed_without_choice([p.name for p in players])
     post(session, game, table["gm"], "START")

@@ -5,6 +5,7 @@ write moves, state and log only when all succeeded."""
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import unicodedata
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app import notify
-from app.db import Loading, Prepared
+from app.db import ROWS_IN_ONE, Loading, Prepared
 from app.forum.service import MAX_BODY_CHARS, format_bbs_time
 from app.games import commands as platform
 from app.games.base import Actor, CommandSyntaxError, Rng, RuleError, State, normalise
@@ -817,6 +818,7 @@ def save(
                     absences_used=seat.absences_used,
                 )
             )
+    rows: list[dict[str, Any]] = []
     if work.moves:
         post_id = post.id if post is not None else None
         rows = [
@@ -837,6 +839,9 @@ def save(
             }
             for move in work.moves
         ]
+    # PostgreSQL writes the moves with the game row (below), one round trip less a move.
+    together = bool(rows) and len(rows) <= ROWS_IN_ONE and _is_postgres(session)
+    if rows and not together:
         _INSERT_MOVE.run_many(session, rows)
     for adjusted, delta, reason in work.adjustments:
         session.add(
@@ -898,9 +903,12 @@ def save(
         set_committed_value(game, name, value)
     # The result exists only once the game is over (then the GM's ADJUSTs are read).
     if game.status == "finished":
+        if together:  # the moves first: the result is read from them
+            _INSERT_MOVE.run_many(session, rows)
+            together = False
         row["result"] = final_result(session, game, impl)
         set_committed_value(game, "result", row["result"])
-    _UPDATE_GAME.run(session, {"game_id": game.id, **row})
+    _write_game_row(session, game.id, row, rows if together else [])
     notify.after_save(
         session,
         game,
@@ -918,6 +926,41 @@ _INSERT_MOVE = Prepared(insert(_MOVES))
 # The game row's UPDATE, built once per set of columns ``save`` passes (its SET clause).
 _UPDATE_GAME = Prepared(update(_GAMES).where(_GAMES.c.id == bindparam("game_id")))
 _INDEXED_GAME_COLUMNS = frozenset(c.name for index in _GAMES.indexes for c in index.columns)
+
+
+def _write_game_row(
+    session: Session, game_id: int, row: dict[str, Any], moves: list[dict[str, Any]]
+) -> None:
+    """The game row's UPDATE of the columns in ``row``; with ``moves`` (PostgreSQL, up to
+    ROWS_IN_ONE) their INSERT goes in the same statement."""
+    if not moves:
+        _UPDATE_GAME.run(session, {"game_id": game_id, **row})
+        return
+    params = {f"{k}__{i}": v for i, move in enumerate(moves) for k, v in move.items()}
+    statement = _moves_and_game(tuple(row), tuple(moves[0]), len(moves))
+    statement.run(session, {"game_id": game_id, **row, **params})
+
+
+def _is_postgres(session: Session) -> bool:
+    return bool(session.get_bind().dialect.name == "postgresql")
+
+
+@functools.cache
+def _moves_and_game(columns: tuple[str, ...], names: tuple[str, ...], count: int) -> Prepared:
+    """PostgreSQL: the game row's UPDATE (``columns`` set, by ``game_id``) with the INSERT of
+    ``count`` moves in a data-modifying WITH, one statement; move i's ``name`` is given as
+    ``name__i``. One per set of columns and number of moves, as ``_UPDATE_GAME``'s forms."""
+    moves = [
+        {name: bindparam(f"{name}__{i}", type_=_MOVES.c[name].type) for name in names}
+        for i in range(count)
+    ]
+    statement = (
+        update(_GAMES)
+        .where(_GAMES.c.id == bindparam("game_id"))
+        .values({name: bindparam(name, type_=_GAMES.c[name].type) for name in columns})
+        .add_cte(insert(_MOVES).values(moves).cte("moves_written"))
+    )
+    return Prepared(statement, by_params=False)
 
 
 # --- text ----------------------------------------------------------------------------------

@@ -14,7 +14,19 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Table, Text, bindparam, cast, event, func, insert, inspect, select, update
+from sqlalchemy import (
+    String,
+    Table,
+    Text,
+    bindparam,
+    cast,
+    event,
+    func,
+    insert,
+    inspect,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
@@ -315,13 +327,8 @@ def _insert_numbered_post() -> Prepared:
     ).cte("taken")
     first = taken.c.post_count - bindparam("count") + 1
     columns = [c for c in _POSTS.c if c.name not in ("id", "board_at")]
-    # Each parameter cast to its column's type: in a SELECT list a NULL of unknown type
-    # (reply_ok, say, which gets no ``::BOOLEAN`` of its own) would be taken for text.
     chosen = select(
-        *(
-            first if c.name == "number" else cast(bindparam(c.name, type_=c.type), c.type)
-            for c in columns
-        )
+        *(first if c.name == "number" else _typed(bindparam(c.name, type_=c.type)) for c in columns)
     ).select_from(taken)
     return Prepared(
         insert(_POSTS)
@@ -329,6 +336,15 @@ def _insert_numbered_post() -> Prepared:
         .returning(_POSTS.c.id, _POSTS.c.number),
         by_params=False,
     )
+
+
+def _typed(parameter: Any) -> Any:
+    """A parameter cast to its column's type: in a SELECT list a NULL of unknown type
+    (reply_ok, say, which gets no ``::BOOLEAN`` of its own) would be taken for text. A
+    string's length is left out of the cast: a cast to ``VARCHAR(64)`` would cut a longer
+    value where the column refuses it."""
+    kind = parameter.type
+    return cast(parameter, String() if isinstance(kind, String) else kind)
 
 
 _INSERT_NUMBERED_POST = _insert_numbered_post()

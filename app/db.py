@@ -21,7 +21,7 @@ import orjson
 import psycopg
 from sqlalchemy import Engine, Insert, bindparam, create_engine, event, inspect
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.exc import DisconnectionError, InvalidatePoolError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.attributes import instance_state, set_committed_value
 
@@ -54,9 +54,10 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     return engine
 
 
-# A pooled PostgreSQL connection that sat unused this long is pinged before it is handed out,
-# and replaced if its server is gone (a restart, a failover, an idle timeout), as
-# ``pool_pre_ping`` would. One used more recently is handed out without: under load every
+# A pooled PostgreSQL connection given back to the pool this long ago is pinged before it is
+# handed out again, and replaced if its server is gone (a restart, a failover, an idle
+# timeout), as ``pool_pre_ping`` would: a ping that finds the server gone renews every pooled
+# connection at once. One given back more recently is handed out without: under load every
 # request would otherwise pay a round trip for the ping, about a tenth of a millisecond of
 # the worker's CPU (docs/benchmarks.md, round 13). If the server dropped a connection within
 # that second, the request using it fails (503, app/main.py) and the pool replaces every
@@ -78,8 +79,15 @@ def _ping_when_idle(engine: Engine) -> None:
             return  # new, or in use a moment ago
         try:
             engine.dialect.do_ping(dbapi_connection)
-        except Exception as error:  # the pool drops it and checks out another (three tries)
-            raise DisconnectionError(f"the pooled connection is gone: {error}") from error
+        except Exception as error:
+            # The pool reconnects this entry and tries again. A server gone: every pooled
+            # connection is as old as this one, so all are replaced (InvalidatePoolError).
+            dialect: Any = engine.dialect  # is_disconnect is typed for DBAPI modules' errors
+            gone = isinstance(error, psycopg.Error) and dialect.is_disconnect(
+                error, dbapi_connection, None
+            )
+            renew = InvalidatePoolError if gone else DisconnectionError
+            raise renew(f"the pooled connection failed its ping: {error}") from error
 
 
 def _json_bytes(value: Any) -> bytes:

@@ -557,6 +557,39 @@ def test_a_postgres_connection_idle_for_a_second_is_pinged_and_replaced_if_its_s
             assert pid != dropped
 
 
+def test_a_ping_that_finds_the_server_gone_renews_every_pooled_connection_at_once(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a restart every pooled connection is dead: the first failed ping renews them all
+    (as ``pool_pre_ping``), so the next requests connect anew without a ping of their own."""
+    if database.is_sqlite:
+        pytest.skip("PostgreSQL's backends")
+    own = Database(database.engine.url.render_as_string(hide_password=False))
+    try:
+        with own.engine.connect() as a, own.engine.connect() as b, own.engine.connect() as c:
+            pids = {x.exec_driver_sql("SELECT pg_backend_pid()").scalar_one() for x in (a, b, c)}
+        with database.engine.connect() as terminating:
+            for pid in pids:
+                terminating.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+            terminating.commit()
+        pings: list[object] = []
+        ping = own.engine.dialect.do_ping
+
+        def counted(dbapi_connection: object) -> bool:
+            pings.append(dbapi_connection)
+            return bool(ping(dbapi_connection))
+
+        monkeypatch.setattr(own.engine.dialect, "do_ping", counted)
+        monkeypatch.setattr(db_module, "PING_AFTER_IDLE_SECONDS", 0.0)
+        for _ in range(3):
+            with own.session() as session:
+                pid = session.connection().exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+                assert pid not in pids
+        assert len(pings) == 1
+    finally:
+        own.dispose()
+
+
 def test_a_postgres_connection_used_a_moment_ago_is_handed_out_without_a_ping(
     database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -100,6 +100,11 @@ def _json_text(value: Any) -> str:
     return _json_bytes(value).decode()
 
 
+def is_postgres(session: Session) -> bool:
+    """The session's database is PostgreSQL (else SQLite)."""
+    return bool(session.get_bind().dialect.name == "postgresql")
+
+
 def is_sqlite_file(url: str | URL) -> bool:
     """A SQLite database in a file (WAL, a write lock per file, checkpoints), not in memory."""
     parsed = make_url(url)

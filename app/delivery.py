@@ -20,7 +20,7 @@ from sqlalchemy import Table, and_, bindparam, func, insert, or_, select
 from sqlalchemy.orm import Session
 
 from app.config import Settings
-from app.db import Database, Prepared
+from app.db import Database, Prepared, is_postgres
 from app.errors import Invalid, NotFound
 from app.games import find_game
 from app.models import Delivery, Game, Move, Notification, User, Webhook, utcnow
@@ -257,7 +257,7 @@ def _claim(db: Database, now: datetime, base_url: str | None) -> list[Job]:
             .order_by(Delivery.next_attempt_at, Delivery.id)
             .limit(BATCH)
         )
-        if session.get_bind().dialect.name == "postgresql":
+        if is_postgres(session):
             query = query.with_for_update(skip_locked=True)
         jobs = []
         for delivery in session.scalars(query):

@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
-from app.db import PG_KEEPALIVES
+from app.db import PG_KEEPALIVES, is_postgres
 
 log = logging.getLogger("bbsgm.live")
 CHANNEL = "bbsgm_threads"
@@ -312,7 +312,7 @@ def touched(session: Session, thread_id: int, *, notified: bool = False) -> None
     if thread_id in touched:  # a post and the bot's reply: one wake-up is enough
         return
     touched.add(thread_id)
-    if not notified and session.get_bind().dialect.name == "postgresql":
+    if not notified and is_postgres(session):
         session.execute(
             text("SELECT pg_notify(:channel, :payload)"),
             {"channel": CHANNEL, "payload": str(thread_id)},

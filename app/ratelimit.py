@@ -38,7 +38,7 @@ from sqlalchemy.orm import Session
 
 from app import i18n
 from app.config import Settings
-from app.db import Prepared, begin_now, each_statement_commits
+from app.db import Prepared, begin_now, each_statement_commits, is_postgres
 from app.errors import ServiceError
 from app.models import RateLimit, User
 
@@ -304,7 +304,7 @@ def counting_post(
       the lock is free that instant, else in a worker thread after the answer (which is then
       the post's own error, never 429).
     """
-    if session.get_bind().dialect.name == "postgresql":
+    if is_postgres(session):
         with each_statement_commits(session):
             user = signed_in()
             rules = _active(request, _post_rules(request, user))

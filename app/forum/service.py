@@ -33,7 +33,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
 from app import live
-from app.db import Prepared, attach_as_loaded
+from app.db import Prepared, attach_as_loaded, is_postgres
 from app.errors import Invalid, NotFound
 from app.forum import names
 from app.models import Board, Post, Thread, ThreadRead, User, utcnow
@@ -216,7 +216,7 @@ def reserve_numbers(session: Session, thread_id: int, count: int, now: datetime)
     statement a post spends on numbering. A post that will be answered by the bot takes two
     at once — its own and the reply's — so no other post falls between them.
     """
-    postgres = _is_postgres(session)
+    postgres = is_postgres(session)
     statement = _TAKE_NUMBERS_AND_NOTIFY if postgres else _TAKE_NUMBERS
     rows = statement.run(session, {"thread_id": thread_id, "count": count, "now": now})
     if not rows:
@@ -224,10 +224,6 @@ def reserve_numbers(session: Session, thread_id: int, count: int, now: datetime)
     top = int(rows[0][0])
     _numbers_taken(session, thread_id, top, now, notified=postgres)
     return top - count + 1
-
-
-def _is_postgres(session: Session) -> bool:
-    return bool(session.get_bind().dialect.name == "postgresql")
 
 
 def _numbers_taken(
@@ -267,7 +263,7 @@ def add_post(
     then attached to the session as a loaded row, every column set."""
     body = clean_body(body)
     now = now or utcnow()
-    merged = number is None and board_at is None and _is_postgres(session)
+    merged = number is None and board_at is None and is_postgres(session)
     if number is None and not merged:
         number = reserve_numbers(session, thread_id, take, now)
     user_key = f"u{author.id}" if author is not None else "bot"

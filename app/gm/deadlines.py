@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import notify
-from app.db import Database
+from app.db import Database, is_postgres
 from app.forum import service as forum
 from app.games import find_game
 from app.games.base import RuleError
@@ -36,7 +36,7 @@ def _next_due(session: Session, now: datetime) -> Game | None:
         .order_by(Game.deadline_at, Game.id)
         .limit(1)
     )
-    if session.get_bind().dialect.name == "postgresql":
+    if is_postgres(session):
         query = query.with_for_update(of=Game, skip_locked=True)
     return session.scalar(query.execution_options(populate_existing=True))
 

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app import notify
-from app.db import ROWS_IN_ONE, Loading, Prepared
+from app.db import ROWS_IN_ONE, Loading, Prepared, is_postgres
 from app.forum.service import MAX_BODY_CHARS, format_bbs_time
 from app.games import commands as platform
 from app.games.base import Actor, CommandSyntaxError, Rng, RuleError, State, normalise
@@ -840,7 +840,7 @@ def save(
             for move in work.moves
         ]
     # PostgreSQL writes the moves with the game row (below), one round trip less a move.
-    together = bool(rows) and len(rows) <= ROWS_IN_ONE and _is_postgres(session)
+    together = bool(rows) and len(rows) <= ROWS_IN_ONE and is_postgres(session)
     if rows and not together:
         _INSERT_MOVE.run_many(session, rows)
     for adjusted, delta, reason in work.adjustments:
@@ -939,10 +939,6 @@ def _write_game_row(
     params = {f"{k}__{i}": v for i, move in enumerate(moves) for k, v in move.items()}
     statement = _moves_and_game(tuple(row), tuple(moves[0]), len(moves))
     statement.run(session, {"game_id": game_id, **row, **params})
-
-
-def _is_postgres(session: Session) -> bool:
-    return bool(session.get_bind().dialect.name == "postgresql")
 
 
 @functools.cache

@@ -557,6 +557,19 @@ def test_a_postgres_connection_idle_for_a_second_is_pinged_and_replaced_if_its_s
             assert pid != dropped
 
 
+def _counted_pings(database: Database, monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The connections ``database``'s dialect pings from now on (each ping still sent)."""
+    pings: list[object] = []
+    ping = database.engine.dialect.do_ping
+
+    def counted(dbapi_connection: object) -> bool:
+        pings.append(dbapi_connection)
+        return bool(ping(dbapi_connection))
+
+    monkeypatch.setattr(database.engine.dialect, "do_ping", counted)
+    return pings
+
+
 def test_a_ping_that_finds_the_server_gone_renews_every_pooled_connection_at_once(
     database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -572,14 +585,7 @@ def test_a_ping_that_finds_the_server_gone_renews_every_pooled_connection_at_onc
             for pid in pids:
                 terminating.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
             terminating.commit()
-        pings: list[object] = []
-        ping = own.engine.dialect.do_ping
-
-        def counted(dbapi_connection: object) -> bool:
-            pings.append(dbapi_connection)
-            return bool(ping(dbapi_connection))
-
-        monkeypatch.setattr(own.engine.dialect, "do_ping", counted)
+        pings = _counted_pings(own, monkeypatch)
         monkeypatch.setattr(db_module, "PING_AFTER_IDLE_SECONDS", 0.0)
         for _ in range(3):
             with own.session() as session:
@@ -597,14 +603,7 @@ def test_a_postgres_connection_used_a_moment_ago_is_handed_out_without_a_ping(
     in less than ``PING_AFTER_IDLE_SECONDS`` ago is not pinged; one idle longer is."""
     if database.is_sqlite:
         pytest.skip("PostgreSQL's pool")
-    pings: list[object] = []
-    ping = database.engine.dialect.do_ping
-
-    def counted(dbapi_connection: object) -> bool:
-        pings.append(dbapi_connection)
-        return bool(ping(dbapi_connection))
-
-    monkeypatch.setattr(database.engine.dialect, "do_ping", counted)
+    pings = _counted_pings(database, monkeypatch)
     for _ in range(3):
         with database.session() as session:
             session.execute(text("SELECT 1"))

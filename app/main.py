@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import sqlite3
 from collections.abc import AsyncIterator
@@ -74,13 +75,22 @@ def open_database(settings: Settings) -> Database:
     return Database(settings.database_url, pool_size=max(5, in_flight_limit(settings)))
 
 
-def create_app(settings: Settings | None = None, database: Database | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None,
+    database: Database | None = None,
+    *,
+    server_process: bool = False,
+) -> FastAPI:
+    """``server_process``: the app is the process's own (``bbsgm serve``'s workers), and its
+    start settles the process's garbage collector (``settle_garbage_collector``)."""
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         live.HUB.bind(asyncio.get_running_loop())
         await run_in_threadpool(games.warm_up)  # the grammars, before the first post
+        if server_process:
+            settle_garbage_collector()
         listener = None
         engine = app.state.database.engine
         if engine.dialect.name == "postgresql":
@@ -295,4 +305,24 @@ async def error_page(
 
 def app_factory() -> FastAPI:
     """Entry for ``uvicorn --factory`` (several workers each build their own app)."""
-    return create_app()
+    return create_app(server_process=True)
+
+
+# A server process's garbage collector, once the app has started (docs/benchmarks.md, round
+# 14). By then the process holds some 180,000 objects that live as long as it does — modules,
+# routes, grammars, templates — and CPython's collector walked them all in every full
+# collection: under the post benchmark's load a worker made one every ten seconds or so,
+# 120–180 ms of CPU, every request in flight waiting meanwhile. Young collections came every
+# 700 objects a request left behind (by CPython's default), some hundred a worker in ten
+# seconds, and carried requests' objects still in use into the older generations, which
+# made the full collections come. Now the garbage of the start is collected, what is left
+# is moved out of the collector's sight for good (``gc.freeze``: objects reclaimed by their
+# reference counts are still freed), and a young collection waits for 10,000 objects.
+# Reference cycles made later are collected as before, a little later.
+GC_THRESHOLDS = (10_000, 10, 10)
+
+
+def settle_garbage_collector() -> None:
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)

@@ -1,0 +1,99 @@
+"""What ``bbsgm serve``'s workers do to their own process as the app starts: the garbage
+collector settled (app.main.settle_garbage_collector, docs/benchmarks.md round 14). An app
+made by ``create_app`` for a test or an embedding process leaves the process as it is."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app import migrate
+from app.config import Settings
+from app.db import Database
+from app.main import GC_THRESHOLDS, app_factory, create_app
+
+
+@pytest.fixture
+def collector() -> Iterator[None]:
+    """The test process's collector as it was, after the test."""
+    thresholds = gc.get_threshold()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+
+
+def _start_and_stop(app: object) -> None:
+    async def serve() -> None:
+        async with app.router.lifespan_context(app):  # type: ignore[attr-defined]
+            pass
+
+    asyncio.run(serve())
+
+
+def _sqlite_file(tmp_path: Path) -> tuple[Settings, Database]:
+    url = f"sqlite:///{tmp_path}/server.db"
+    settings = Settings(database_url=url, secret_key="k" * 40)
+    database = Database(url)
+    migrate.upgrade(settings, database.engine)
+    return settings, database
+
+
+def test_a_server_process_freezes_what_its_start_left_and_collects_young_objects_later(
+    tmp_path: Path, collector: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``app_factory`` (uvicorn's entry, one app per worker process): once started, the
+    objects alive then are out of the collector's sight and a young collection waits for
+    GC_THRESHOLDS[0] objects."""
+    settings, database = _sqlite_file(tmp_path)
+    database.dispose()
+    monkeypatch.setenv("BBSGM_DATABASE_URL", settings.database_url)
+    monkeypatch.setenv("BBSGM_SECRET_KEY", "k" * 40)
+    gc.unfreeze()
+    gc.set_threshold(700, 10, 10)
+    app = app_factory()
+    assert gc.get_freeze_count() == 0  # made, not started
+    _start_and_stop(app)
+    assert gc.get_freeze_count() > 1000
+    assert gc.get_threshold() == GC_THRESHOLDS
+
+
+def test_an_app_made_for_a_test_leaves_the_collector_alone(tmp_path: Path, collector: None) -> None:
+    settings, database = _sqlite_file(tmp_path)
+    gc.unfreeze()
+    gc.set_threshold(700, 10, 10)
+    _start_and_stop(create_app(settings, database))
+    database.dispose()
+    assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+class _Node:
+    def __init__(self) -> None:
+        self.me = self  # a reference cycle: only the collector frees it
+
+
+def test_a_settled_collector_still_frees_the_reference_cycles_made_later(
+    tmp_path: Path, collector: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without an explicit ``gc.collect``: the collector runs by itself once
+    GC_THRESHOLDS[0] objects more are alive, and frees the cycles no longer reachable."""
+    settings, database = _sqlite_file(tmp_path)
+    database.dispose()
+    monkeypatch.setenv("BBSGM_DATABASE_URL", settings.database_url)
+    monkeypatch.setenv("BBSGM_SECRET_KEY", "k" * 40)
+    _start_and_stop(app_factory())
+    assert gc.isenabled()
+    first = _Node()
+    gone = weakref.ref(first)
+    del first
+    assert gone() is not None  # a cycle: its reference count never reaches zero
+    kept = [[] for _ in range(GC_THRESHOLDS[0] * 2)]  # alive containers, counted by the collector
+    assert gone() is None
+    del kept

@@ -121,6 +121,56 @@ def test_replace_hands_the_seat_over_and_replay_still_matches(
     assert run_checks(session) == []
 
 
+def test_replace_gives_a_kicked_player_their_own_seat_back(
+    session: Session, table: dict[str, Any]
+) -> None:
+    """docs/gm.md, REPLACE: the player the GM KICKed can be given that same seat back; they play
+    it again (the bot no longer does) and replay still matches."""
+    game = table["game"]
+    first = table["players"][0]
+    assert say(session, game, table["gm"], f"KICK {first.name}").reply_ok
+    assert gm.seat_of(game, first) is None
+    back = say(session, game, table["gm"], f"REPLACE {first.name} {first.name}")
+    assert back.reply_ok, back.body
+    assert f"{first.name} さんを席に戻しました" in back.body
+    assert gm.seat_of(game, first) == 0
+    bot_moves = sum(m.by_bot for m in gm.moves_of(session, game))
+    for other in table["players"][1:]:
+        assert say(session, game, other, "END").reply_ok
+    assert game.state is not None and game.state["week"] == 2
+    assert sum(m.by_bot for m in gm.moves_of(session, game)) == bot_moves  # week 2 waits for them
+    assert say(session, game, first, "END").reply_ok
+    assert replay.replay(session, game) == game.state
+    assert run_checks(session) == []
+
+
+def test_replace_refuses_a_player_their_own_seat_while_they_still_hold_it(
+    session: Session, table: dict[str, Any]
+) -> None:
+    game = table["game"]
+    first = table["players"][0]
+    version = game.version
+    reply = say(session, game, table["gm"], f"REPLACE {first.name} {first.name}")
+    assert not reply.reply_ok and "もうこのゲームの席についています" in reply.body
+    assert game.version == version
+
+
+def test_replace_refuses_a_second_seat_and_a_kicked_seat_to_another_player(
+    session: Session, table: dict[str, Any]
+) -> None:
+    """A user keeps at most one seat, a kicked one included (their seat is the first found),
+    and a kicked seat goes back only to its own player."""
+    game = table["game"]
+    first, second = table["players"][:2]
+    assert say(session, game, table["gm"], f"KICK {first.name}").reply_ok
+    version = game.version
+    for seat, newcomer in ((second, first), (first, second)):
+        reply = say(session, game, table["gm"], f"REPLACE {seat.name} {newcomer.name}")
+        assert not reply.reply_ok and "もうこのゲームの席についています" in reply.body
+    assert game.version == version
+    assert gm.seat_of(game, second) == 1 and gm.seat_of(game, first) is None
+
+
 def test_replace_with_unknown_user_refused(session: Session, table: dict[str, Any]) -> None:
     reply = say(
         session, table["game"], table["gm"], f"REPLACE {table['players'][0].name} {unique_name()}"

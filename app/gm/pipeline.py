@@ -559,11 +559,18 @@ def apply_command(session: Session, sub: Submission, work: Working, command: Any
         _require_status(work, "REPLACE", "recruiting", "active")
         seat = _seat_by_name(work, command.name)
         newcomer = _user_by_name(session, command.new)
-        if any(s.user_id == newcomer.id for s in work.seats):
+        current = work.seats[seat]
+        # The player the GM kicked can be given their own seat back; nobody takes a second
+        # seat, a kicked one included (a user's seat is the first found: gm.seat_of).
+        back = current.user_id == newcomer.id and current.kicked
+        if not back and any(s.user_id == newcomer.id for s in work.seats):
             raise Refusal(f"{newcomer.name} さんはもうこのゲームの席についています。")
-        old = work.seats[seat].name
-        work.seats[seat] = Seat(newcomer.id, newcomer.name, False, work.seats[seat].absences_used)
-        work.public.append(f"GM が {old} さんの席を {newcomer.name} さんに交代しました。")
+        old = current.name
+        work.seats[seat] = Seat(newcomer.id, newcomer.name, False, current.absences_used)
+        if back:
+            work.public.append(f"GM が {old} さんを席に戻しました。")
+        else:
+            work.public.append(f"GM が {old} さんの席を {newcomer.name} さんに交代しました。")
         work.log.append(("REPLACE", f"{old} → {newcomer.name}"))
     elif isinstance(command, platform.Deadline):
         _require_gm(sub, "DEADLINE")

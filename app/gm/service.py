@@ -117,8 +117,9 @@ def game_for_thread(session: Session, thread_id: int) -> Game | None:
 
 def seat_of(game: Game, user: User | None) -> int | None:
     """The seat this user plays, or None. A seat the GM KICKed is nobody's until REPLACE
-    gives it to someone (as ``pipeline._actor_of``): its old player reads the game as an
-    outsider — its view, its own picture, its sealed commands are no longer theirs."""
+    gives it to someone, its own player included (as ``pipeline._actor_of``): its old player
+    reads the game as an outsider — its view, its own picture, its sealed commands are no
+    longer theirs."""
     if user is None:
         return None
     for player in game.players:

@@ -579,6 +579,29 @@ def test_the_finished_game_shows_the_ranking() -> None:
     assert "最終結果" not in texts(board_svg(view("戦争のあと")))
 
 
+def test_a_shared_score_shows_the_tie_break_under_it() -> None:
+    """Rules: highest VP wins; tie → more towns left on the race board. Under each entry whose
+    score another shares, the picture gives that count (the board's table has it as a column);
+    under an unshared score, nothing."""
+    shown = copy.deepcopy(view("終了", players=3))
+    first, second, third = shown["result"]["ranking"]
+    for entry, score, rank in ((first, 30, 1), (second, 30, 2), (third, 20, 3)):
+        entry["score"], entry["rank"] = score, rank
+    towns = {first["name"]: 4, second["name"]: 2, third["name"]: 5}
+    for player in shown["players"]:
+        player["towns_home"] = towns[player["name"]]
+    shown_texts = texts(board_svg(shown))
+    assert "同点: 種族ボードに残るタウン 4 (多いほうが上位)" in shown_texts
+    assert "同点: 種族ボードに残るタウン 2 (多いほうが上位)" in shown_texts
+    assert sum(line.startswith("同点:") for line in shown_texts) == 2
+    third["score"] = second["score"] = 25
+    apart = texts(board_svg(shown))
+    assert "同点: 種族ボードに残るタウン 4 (多いほうが上位)" not in apart
+    assert "同点: 種族ボードに残るタウン 2 (多いほうが上位)" in apart
+    assert "同点: 種族ボードに残るタウン 5 (多いほうが上位)" in apart
+    assert sum(line.startswith("同点:") for line in apart) == 2
+
+
 # --------------------------------------------------------------------------- players
 
 

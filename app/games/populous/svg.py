@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -307,6 +308,10 @@ def _result(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
         return [], y
     parts: list[Node] = [_heading(y, "最終結果")]
     y += 20
+    # The tie-break (rules: more towns left on the race board, as the board's table gives
+    # it), under each entry whose score another shares.
+    towns_left = {p.get("name"): p.get("towns_home") for p in view.get("players") or []}
+    scores = Counter(entry.get("score") for entry in ranking)
     for entry in ranking:
         breakdown = entry.get("breakdown") or {}
         parts.append(text(MARGIN, y + 14, f"{entry.get('rank')}位", size=14, bold=True))
@@ -330,6 +335,13 @@ def _result(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
             text(MARGIN + 40, y + 12, detail, size=11, fill=MUTED, max_width=CONTENT_WIDTH - 40)
         )
         y += 20
+        if scores[entry.get("score")] > 1:
+            left = towns_left.get(entry.get("name"), "—")
+            tie = f"同点: 種族ボードに残るタウン {left} (多いほうが上位)"
+            parts.append(
+                text(MARGIN + 40, y + 10, tie, size=11, fill=MUTED, max_width=CONTENT_WIDTH - 40)
+            )
+            y += 16
     return parts, y + SECTION_GAP - 4
 
 

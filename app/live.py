@@ -164,9 +164,6 @@ class Hub:
         for listener in list(self.listeners):
             await listener.listening()
 
-    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Kept for the app's start-up: streams use the loop they subscribe from."""
-
     def subscribe(
         self, thread_id: int, source: Hashable, load: Loader, poll: float = math.inf
     ) -> Subscription:

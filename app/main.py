@@ -87,7 +87,6 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        live.HUB.bind(asyncio.get_running_loop())
         await run_in_threadpool(games.warm_up)  # the grammars, before the first post
         if server_process:
             settle_garbage_collector()

@@ -308,8 +308,8 @@ def app_factory() -> FastAPI:
 
 
 # A server process's garbage collector, once the app has started (docs/benchmarks.md, round
-# 14). By then the process holds some 180,000 objects that live as long as it does — modules,
-# routes, grammars, templates — and CPython's collector walked them all in every full
+# 14). By then the process holds some 170,000 objects that live as long as it does — modules,
+# routes, grammars, validators — and CPython's collector walked them all in every full
 # collection: under the post benchmark's load a worker made one every ten seconds or so,
 # 120–180 ms of CPU, every request in flight waiting meanwhile. Young collections came every
 # 700 objects a request left behind (by CPython's default), some hundred a worker in ten
@@ -317,7 +317,9 @@ def app_factory() -> FastAPI:
 # made the full collections come. Now the garbage of the start is collected, what is left
 # is moved out of the collector's sight for good (``gc.freeze``: objects reclaimed by their
 # reference counts are still freed), and a young collection waits for 10,000 objects.
-# Reference cycles made later are collected as before, a little later.
+# Reference cycles made later are collected as before, a little later. (The thresholds as
+# CPython 3.11–3.13's generational collector reads them; 3.14's incremental one reads the
+# later two differently.)
 GC_THRESHOLDS = (10_000, 10, 10)
 
 

@@ -133,6 +133,12 @@ def test_replace_gives_a_kicked_player_their_own_seat_back(
     back = say(session, game, table["gm"], f"REPLACE {first.name} {first.name}")
     assert back.reply_ok, back.body
     assert f"{first.name} さんを席に戻しました" in back.body
+    logged = session.scalars(
+        select(ModerationEntry.detail).where(
+            ModerationEntry.game_id == game.id, ModerationEntry.action == "REPLACE"
+        )
+    ).all()
+    assert logged == [f"{first.name}（席に復帰）"]
     assert gm.seat_of(game, first) == 0
     bot_moves = sum(m.by_bot for m in gm.moves_of(session, game))
     for other in table["players"][1:]:

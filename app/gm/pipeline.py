@@ -550,8 +550,8 @@ def apply_command(session: Session, sub: Submission, work: Working, command: Any
                 raise Refusal(f"{name} さんはもう追放されています。")
             work.seats[seat].kicked = True
             work.public.append(
-                f"GM が {name} さんを追放しました。交代する人が来るまで、この席はボットが"
-                "既定の手で進めます。"
+                f"GM が {name} さんを追放しました。交代する人が来るか GM が席に戻すまで、"
+                "この席はボットが既定の手で進めます。"
             )
         work.log.append(("KICK", name))
     elif isinstance(command, platform.Replace):
@@ -569,9 +569,10 @@ def apply_command(session: Session, sub: Submission, work: Working, command: Any
         work.seats[seat] = Seat(newcomer.id, newcomer.name, False, current.absences_used)
         if back:
             work.public.append(f"GM が {old} さんを席に戻しました。")
+            work.log.append(("REPLACE", f"{old}（席に復帰）"))
         else:
             work.public.append(f"GM が {old} さんの席を {newcomer.name} さんに交代しました。")
-        work.log.append(("REPLACE", f"{old} → {newcomer.name}"))
+            work.log.append(("REPLACE", f"{old} → {newcomer.name}"))
     elif isinstance(command, platform.Deadline):
         _require_gm(sub, "DEADLINE")
         _require_status(work, "DEADLINE", "recruiting", "active")

@@ -62,6 +62,7 @@ def after_save(
     impl: GameImpl,
     *,
     waiting_before: set[int],
+    handed_over: set[int],
     turn_moved: bool,
     finished_now: bool,
     now: datetime,
@@ -71,7 +72,8 @@ def after_save(
     the game waited for before this post and still waits for is told again only when a new
     turn in words begins (第2週; ``label_before`` is the turn in words before the post) — not
     each time the game's inner step moves on while both players of a window are asked, or a
-    turn goes on over several steps."""
+    turn goes on over several steps. A seat ``handed_over`` to another player (REPLACE, a
+    kicked seat given back) is told if the game waits for it, as a seat newly waited for."""
     seats = _seat_users(game)
     if finished_now:
         users = {p.user_id for p in seats.values()} | ({game.gm_id} if game.gm_id else set())
@@ -83,7 +85,11 @@ def after_save(
     # The turn in words (第2週), not its key (week2): people read this, in mail subjects too.
     label = impl.turn_label(game.state) if game.state is not None else ""
     new_turn = turn_moved and (label_before is None or label != label_before)
-    fresh = waiting_after if new_turn else waiting_after - waiting_before
+    fresh = (
+        waiting_after
+        if new_turn
+        else (waiting_after - waiting_before) | (waiting_after & handed_over)
+    )
     turn = (
         f"「{game.title}」であなたの手番です（{label}）。"
         if label

@@ -16,7 +16,7 @@ from app.db import Database
 from app.errors import Forbidden
 from app.gm import deadlines, replay
 from app.gm import service as gm
-from app.models import Game, ModerationEntry, Post, User
+from app.models import Game, ModerationEntry, Notification, Post, User
 from tests.conftest import unique_name
 from tests.test_gm_pipeline import SECRET, seed_without_choice
 
@@ -148,6 +148,34 @@ def test_replace_gives_a_kicked_player_their_own_seat_back(
     assert say(session, game, first, "END").reply_ok
     assert replay.replay(session, game) == game.state
     assert run_checks(session) == []
+
+
+def test_replace_tells_the_newcomer_when_the_game_waits_for_their_seat(
+    session: Session, table: dict[str, Any]
+) -> None:
+    """A seat handed over while the game waits for it: its new player is told "your turn"
+    (as a seat newly waited for); the others, already told this week, are not told again."""
+    game = table["game"]
+    old = table["players"][0]
+    newcomer = make_user(session)
+
+    def turns(user: User) -> list[str]:
+        return list(
+            session.scalars(
+                select(Notification.text).where(
+                    Notification.game_id == game.id,
+                    Notification.user_id == user.id,
+                    Notification.kind == "your_turn",
+                )
+            )
+        )
+
+    others = {user.id: turns(user) for user in table["players"][1:]}
+    assert others and all(others.values())  # told at START
+    assert say(session, game, table["gm"], f"REPLACE {old.name} {newcomer.name}").reply_ok
+    told = turns(newcomer)
+    assert len(told) == 1 and "あなたの手番です" in told[0]
+    assert {user.id: turns(user) for user in table["players"][1:]} == others
 
 
 def test_replace_refuses_a_player_their_own_seat_while_they_still_hold_it(

@@ -812,6 +812,13 @@ def save(
         for p in sorted(game.players, key=lambda p: p.seat)
     ]
     wanted = [(s.user_id, s.name, s.kicked, s.absences_used) for s in work.seats]
+    # Seats whose player changed (REPLACE, or a kicked seat given back): told "your turn"
+    # if the game waits for them, whoever it waited for before.
+    handed_over = {
+        seat
+        for seat, after in enumerate(wanted)
+        if seat >= len(current) or current[seat][0::2] != after[0::2]
+    }
     if current != wanted:
         game.players.clear()
         session.flush()
@@ -922,6 +929,7 @@ def save(
         game,
         impl,
         waiting_before=waiting_before,
+        handed_over=handed_over,
         turn_moved=work.started or game.turn_key != turn_before,
         finished_now=game.status == "finished" and not was_over,
         now=now,

@@ -32,7 +32,7 @@ from markupsafe import Markup, escape
 from sqlalchemy import ColumnElement, Select, func, or_, select, text
 from sqlalchemy.orm import Session
 
-from app.db import Database
+from app.db import Database, is_postgres
 from app.errors import Invalid
 from app.forum.service import Page, page_of
 from app.models import Board, Post, Thread
@@ -76,7 +76,7 @@ def index_backlog(session: Session, batch: int = 2**62) -> int:
     A post's own transaction does not index it: tokenising it and writing a new FTS5 segment
     at every commit cost about a fifth of a command post (docs/benchmarks.md), while one
     segment for many posts costs little more than for one."""
-    if not _is_sqlite(session):
+    if is_postgres(session):
         return 0
     last = session.scalar(_INDEXED_UP_TO)
     count, upto = session.execute(_NEXT_BATCH, {"last": last, "n": batch}).one()
@@ -215,10 +215,6 @@ def fts_expression(terms: list[Term]) -> str:
     return " AND ".join(parts)
 
 
-def _is_sqlite(session: Session) -> bool:
-    return session.get_bind().dialect.name == "sqlite"
-
-
 def _fts_ids(session: Session, table: str, long_terms: list[Term]) -> Select[Any]:
     """Rowids of an FTS5 table matching the long terms (a subquery that FTS5 answers)."""
     match = fts_expression(long_terms)
@@ -242,7 +238,7 @@ class PostPage:
 def _post_page(session: Session, terms: list[Term], page: int, per_page: int) -> PostPage:
     """One page of matching visible post ids, newest first. At most MAX_HITS (+1, to know that
     there are more) ids are fetched: a page is a slice of them."""
-    if _is_sqlite(session) and any(t.indexed for t in terms):
+    if not is_postgres(session) and any(t.indexed for t in terms):
         found = _fts_ids_newest(session, terms)
         mode, window = "index", None
     else:
@@ -255,7 +251,7 @@ def _post_page(session: Session, terms: list[Term], page: int, per_page: int) ->
         # PostgreSQL: ILIKE on the long terms goes through the pg_trgm index (a bitmap scan of
         # the partial index on visible posts); the short ones only filter what it found.
         hits = query.where(*(_contains(Post.body, t) for t in terms)).cte("hits")
-        if not _is_sqlite(session):
+        if is_postgres(session):
             # Found through the index first, then ordered: without MATERIALIZED the planner may
             # walk the primary key backwards and test every post on the way.
             hits = hits.prefix_with("MATERIALIZED")
@@ -296,7 +292,7 @@ def _thread_ids(session: Session, terms: list[Term]) -> list[int]:
     long_terms = [t for t in terms if t.indexed]
     short_terms = [t for t in terms if not t.indexed]
     query = select(Thread.id)
-    if long_terms and _is_sqlite(session):
+    if long_terms and not is_postgres(session):
         query = query.where(Thread.id.in_(_fts_ids(session, "fts_threads", long_terms)))
     else:
         query = query.where(*(_contains(Thread.title, t) for t in long_terms))

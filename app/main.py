@@ -317,13 +317,13 @@ def app_factory() -> FastAPI:
 # made the full collections come. Now the garbage of the start is collected, what is left
 # is moved out of the collector's sight for good (``gc.freeze``: objects reclaimed by their
 # reference counts are still freed), and a young collection waits for 10,000 objects.
-# Reference cycles made later are collected as before, a little later. (The thresholds as
-# CPython 3.11–3.13's generational collector reads them; 3.14's incremental one reads the
-# later two differently.)
-GC_THRESHOLDS = (10_000, 10, 10)
+# Reference cycles made later are collected as before, a little later. Only the young
+# threshold is set: the later two keep the interpreter's own values, which CPython 3.14's
+# incremental collector reads differently from 3.11–3.13's generational one.
+YOUNG_GC_THRESHOLD = 10_000
 
 
 def settle_garbage_collector() -> None:
     gc.collect()
     gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
+    gc.set_threshold(YOUNG_GC_THRESHOLD, *gc.get_threshold()[1:])

@@ -3,12 +3,15 @@ the models exactly."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import insert, select, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, load_only
 
 from app import migrate
@@ -17,6 +20,7 @@ from app.config import Settings
 from app.db import Database
 from app.forum import service as forum
 from app.models import Base, User
+from tests.conftest import _create_pg_database, _drop_pg_database
 from tests.test_forum_service import talk
 
 
@@ -107,3 +111,69 @@ def test_eitsuku_games_stored_before_edition_2_keep_edition_1(tmp_path: Path) ->
             assert session.get(Game, ids[0]).options == {}  # type: ignore[union-attr]
     finally:
         database.dispose()
+
+
+def _lz4_supported(session: Session) -> bool:
+    """Whether this PostgreSQL server can compress with lz4 (14 or later, built with it)."""
+    if int(session.scalar(text("SHOW server_version_num")) or 0) < 140000:
+        return False
+    savepoint = session.begin_nested()
+    try:
+        session.execute(text("CREATE TEMPORARY TABLE lz4_probe (x text COMPRESSION lz4)"))
+    except DBAPIError:
+        savepoint.rollback()
+        return False
+    savepoint.rollback()
+    return True
+
+
+def _state_compression(session: Session) -> str:
+    """games.state's compression method as the table declares it ('' for the server's
+    default, 'l' for lz4, 'p' for pglz)."""
+    method = session.scalar(
+        text(
+            "SELECT attcompression FROM pg_attribute "
+            "WHERE attrelid = 'games'::regclass AND attname = 'state'"
+        )
+    )
+    return str(method or "")
+
+
+def test_a_games_state_is_compressed_with_lz4_on_postgresql(tmp_path: Path) -> None:
+    """0014_state_lz4: on a PostgreSQL server with lz4, a game's state written from then on is
+    compressed with it (pglz was half of a command post's game row UPDATE, docs/benchmarks.md
+    round 15); going back restores the server's default. A server without lz4 keeps its
+    default and the migration still runs."""
+    from app.gm import service as gm
+
+    server = os.environ.get("BBSGM_TEST_DATABASE_URL")
+    if not server:
+        pytest.skip("PostgreSQL's column compression")
+    url, name = _create_pg_database(server)
+    settings = Settings(database_url=url, secret_key="k", tick_seconds=0, deliver_seconds=0)
+    database = Database(url)
+    try:
+        migrate.upgrade(settings, database.engine)
+        with database.session() as session:
+            lz4 = _lz4_supported(session)
+            assert _state_compression(session) == ("l" if lz4 else "")
+            forum.ensure_boards(session)
+            gm.ensure_game_boards(session)
+            session.execute(
+                insert(User).values(name="migrator", password_hash="-", email_notify=False)
+            )
+            user = session.scalars(select(User).options(load_only(User.id, User.name))).one()
+            game = gm.create_game(session, user, "eitsuku", "圧縮", {}, "s")
+            game.state = {"log": [f"手 {i}: SET 主演 役者{i % 6 + 1}" for i in range(400)]}
+            session.commit()
+            stored = session.scalar(
+                text("SELECT pg_column_compression(state) FROM games WHERE id = :id"),
+                {"id": game.id},
+            )
+            assert stored == ("lz4" if lz4 else "pglz")
+        command.downgrade(migrate.alembic_config(settings, database.engine), "0013_eitsuku_edition")
+        with database.session() as session:
+            assert _state_compression(session) == ""
+    finally:
+        database.dispose()
+        _drop_pg_database(server, name)

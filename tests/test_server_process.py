@@ -58,12 +58,13 @@ def test_a_server_process_freezes_what_its_start_left_and_collects_young_objects
     monkeypatch.setattr(app.main, "get_settings", lambda: settings)
     gc.unfreeze()
     gc.set_threshold(700, 7, 9)
+    before = gc.get_threshold()  # as this interpreter keeps them (3.14 ignores the third)
     served = app_factory()
     assert gc.get_freeze_count() == 0  # made, not started
     _start_and_stop(served)
     assert gc.get_freeze_count() > 1000
     assert gc.get_threshold()[0] == YOUNG_GC_THRESHOLD
-    assert gc.get_threshold()[1:] == (7, 9)
+    assert gc.get_threshold()[1:] == before[1:]
 
 
 def test_an_app_made_for_a_test_leaves_the_collector_alone(tmp_path: Path, collector: None) -> None:

@@ -3,7 +3,7 @@
 Every command post writes the game's whole state (``games.state``, JSON: 5 KB for えいつく, about
 10 KB for the card games). PostgreSQL compresses a value that large before storing it, with
 pglz unless told otherwise, and pglz was half of the game row's UPDATE under the post
-benchmark's card-game load: 720–730 µs a post against 340–430 µs with lz4 (docs/benchmarks.md,
+benchmark's card-game load: 720–730 µs a post against 340–400 µs with lz4 (docs/benchmarks.md,
 round 15). Only values written from now on are compressed the new way; those stored stay
 readable as they are.
 

@@ -76,6 +76,17 @@ def _fts_ids(session: Session) -> list[int]:
     return list(session.scalars(text("SELECT rowid FROM fts_posts ORDER BY rowid")))
 
 
+def _game_master(session: Session) -> User:
+    """The boards and a user to make games with, in a database migrated to any revision from
+    0012 on (only the user's columns every such revision has are read)."""
+    from app.gm import service as gm
+
+    forum.ensure_boards(session)
+    gm.ensure_game_boards(session)
+    session.execute(insert(User).values(name="migrator", password_hash="-", email_notify=False))
+    return session.scalars(select(User).options(load_only(User.id, User.name))).one()
+
+
 def test_eitsuku_games_stored_before_edition_2_keep_edition_1(tmp_path: Path) -> None:
     """0013_eitsuku_edition: every えいつく game already stored is marked edition 1 (it goes on,
     and replays, by the rules it was made with); other kinds are left alone; going back
@@ -89,12 +100,7 @@ def test_eitsuku_games_stored_before_edition_2_keep_edition_1(tmp_path: Path) ->
     try:
         migrate.upgrade(settings, database.engine, "0012_notify_base_url")
         with database.session() as session:
-            forum.ensure_boards(session)
-            gm.ensure_game_boards(session)
-            session.execute(
-                insert(User).values(name="migrator", password_hash="-", email_notify=False)
-            )
-            user = session.scalars(select(User).options(load_only(User.id, User.name))).one()
+            user = _game_master(session)
             old = gm.create_game(session, user, "eitsuku", "旧卓", {}, "s")
             other = gm.create_game(session, user, "eleusis", "別卓", {"rounds": 2}, "s")
             session.execute(text("UPDATE games SET options = '{}' WHERE id = :id"), {"id": old.id})
@@ -156,12 +162,7 @@ def test_a_games_state_is_compressed_with_lz4_on_postgresql() -> None:
             lz4 = _lz4_supported(session)
             if modern:
                 assert _state_compression(session) == ("l" if lz4 else "")
-            forum.ensure_boards(session)
-            gm.ensure_game_boards(session)
-            session.execute(
-                insert(User).values(name="migrator", password_hash="-", email_notify=False)
-            )
-            user = session.scalars(select(User).options(load_only(User.id, User.name))).one()
+            user = _game_master(session)
             game = gm.create_game(session, user, "eitsuku", "圧縮", {}, "s")
             game.state = {"log": [f"手 {i}: SET 主演 役者{i % 6 + 1}" for i in range(400)]}
             session.commit()

@@ -814,12 +814,13 @@ def save(
     wanted = [(s.user_id, s.name, s.kicked, s.absences_used) for s in work.seats]
     # Seats whose player changed (REPLACE, or a kicked seat given back): told "your turn"
     # if the game waits for them, whoever it waited for before.
-    handed_over = {
-        seat
-        for seat, after in enumerate(wanted)
-        if seat >= len(current) or current[seat][0::2] != after[0::2]
-    }
+    handed_over: set[int] = set()
     if current != wanted:
+        handed_over = {
+            seat
+            for seat, after in enumerate(wanted)
+            if seat >= len(current) or current[seat][0::2] != after[0::2]
+        }
         game.players.clear()
         session.flush()
         for index, seat in enumerate(work.seats):

@@ -418,7 +418,7 @@ class Prepared:
         """Executes with ``params``; returns the rows of its RETURNING clause, if any."""
         connection = session.connection()  # begins the session's transaction if need be
         form = self._form(connection.dialect, tuple(params))
-        cursor = _cursor(connection)
+        cursor = _cursor(connection, form)
         cursor.execute(form.sql, form.arguments(params))
         return cursor.fetchall() if cursor.description is not None else []
 
@@ -429,7 +429,7 @@ class Prepared:
         connection = session.connection()
         dialect = connection.dialect
         form = self._form(dialect, tuple(params))
-        cursor = _cursor(connection)
+        cursor = _cursor(connection, form)
         cursor.execute(form.sql, form.arguments(params))
         rows = cursor.fetchall()
         results = form.results
@@ -475,10 +475,10 @@ class Prepared:
         ):
             form = self._rows_form(dialect, names, len(rows))
             params = {f"{k}__{i}": v for i, row in enumerate(rows) for k, v in row.items()}
-            _cursor(connection).execute(form.sql, form.arguments(params))
+            _cursor(connection, form).execute(form.sql, form.arguments(params))
             return
         form = self._form(dialect, names)
-        _cursor(connection).executemany(form.sql, [form.arguments(row) for row in rows])
+        _cursor(connection, form).executemany(form.sql, [form.arguments(row) for row in rows])
 
 
 ROWS_IN_ONE = 8  # Prepared.run_many: rows an INSERT writes in one VALUES list on PostgreSQL
@@ -501,17 +501,25 @@ def _compile(statement: Any, dialect: Any, column_keys: list[str] | None) -> _Fo
     return _Form(compiled.string, order, processors, defaults, compiled.binds)
 
 
-def _cursor(connection: Any) -> Any:
-    """One driver cursor per pooled connection, kept with it (a psycopg cursor costs its own
-    adapters map to make); ``Prepared.run`` fetches its rows before anything else runs."""
+def _cursor(connection: Any, form: _Form) -> Any:
+    """One driver cursor per pooled connection and statement form, kept with the connection.
+    A psycopg cursor makes a new transformer (its parameters' dumpers, its columns' loaders,
+    each looked up in the adapters map) whenever it runs a query other than its last one: one
+    cursor for every statement made each execution pay for the lookups again
+    (docs/benchmarks.md, round 16). ``Prepared.run`` fetches its rows before anything else
+    runs."""
     pooled = connection.connection  # the pool's proxy; ``info`` lives with the DBAPI connection
-    cursor = pooled.info.get(_CURSOR)
-    if cursor is None or cursor.connection is not pooled.driver_connection:
-        cursor = pooled.info[_CURSOR] = pooled.driver_connection.cursor()
+    driver = pooled.driver_connection
+    kept = pooled.info.get(_CURSORS)
+    if kept is None or kept[0] is not driver:
+        kept = pooled.info[_CURSORS] = (driver, {})
+    cursor = kept[1].get(form)
+    if cursor is None:
+        cursor = kept[1][form] = driver.cursor()
     return cursor
 
 
-_CURSOR = "bbsgm_prepared_cursor"
+_CURSORS = "bbsgm_prepared_cursors"
 
 
 class _Form:

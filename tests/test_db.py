@@ -146,6 +146,35 @@ def test_one_form_per_set_of_names(session: Session, user: User) -> None:
     assert Prepared.compilations == before + 2
 
 
+def test_each_form_runs_on_a_cursor_of_its_own_kept_with_the_connection(
+    session: Session, user: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A psycopg cursor makes its transformer (the parameters' dumpers, the columns' loaders)
+    again whenever it runs a statement other than its last: each form keeps a cursor of its
+    own on the connection (docs/benchmarks.md, round 16), made again for a new driver
+    connection."""
+    thread = _thread(session, user)
+    title = Prepared(select(_THREADS.c.title).where(_THREADS.c.id == bindparam("thread_id")))
+    count = Prepared(select(_THREADS.c.post_count).where(_THREADS.c.id == bindparam("thread_id")))
+    used: list[object] = []
+    real = db_module._cursor
+
+    def recorded(connection: object, form: object) -> object:
+        used.append(real(connection, form))
+        return used[-1]
+
+    monkeypatch.setattr(db_module, "_cursor", recorded)
+    for statement in (title, count, title, count):
+        assert statement.fetch(session, {"thread_id": thread.id})
+    assert used[0] is used[2] and used[1] is used[3] and used[0] is not used[1]
+    pooled = session.connection().connection
+    driver, cursors = pooled.info[db_module._CURSORS]
+    pooled.info[db_module._CURSORS] = (object(), cursors)  # as if the connection were new
+    assert title.fetch(session, {"thread_id": thread.id}) == [("題",)]
+    assert used[-1] is not used[0]
+    assert pooled.info[db_module._CURSORS][0] is driver
+
+
 def test_a_missing_parameter_is_an_error_not_a_default(session: Session, user: User) -> None:
     """Python-side defaults are not applied: every column an INSERT names must be given."""
     statement = Prepared(

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import itertools
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from app import accounts
@@ -687,3 +688,98 @@ def test_the_game_row_update_writes_indexed_columns_only_when_they_change(
     session.expire_all()
     stored = session.get(Game, game.id)
     assert stored is not None and stored.status == "aborted" and stored.deadline_at is None
+
+
+MOVE_COLUMNS = (
+    "seq, post_id, post_number, actor_seat, actor_name, command, undone, sealed_id, by_bot, sealed"
+)
+
+
+def test_a_posts_moves_are_stored_as_the_session_would_store_them(
+    session: Session, started: dict[str, Any]
+) -> None:
+    """A command post's moves, its own and the bot's for the kicked seats after it — on
+    PostgreSQL one JSON parameter of the game row's UPDATE (docs/benchmarks.md, round 16) —
+    are stored in order with the post's id and number, its time (aware, in UTC), the parsed
+    command a JSON object, and no sealed command."""
+    game, players, master = started["game"], started["players"], started["gm"]
+    impl = gm.game_impl("eitsuku")
+    for kicked in players[1:]:
+        _, reply = post(session, game, master, f"KICK {kicked.name}")
+        assert reply is not None and reply.reply_ok
+    stored: list[tuple[Any, ...]] = []
+    for _ in range(30):  # until the player's move ends their turn and the bot plays on
+        line = impl.legal(game.state, 0)[0]
+        mine, reply = post(session, game, players[0], line)
+        assert reply is not None and reply.reply_ok
+        session.flush()
+        stored = [
+            (*row[:6], bool(row[6]), row[7], bool(row[8]), bool(row[9]))  # SQLite: 0 and 1
+            for row in session.execute(
+                text(f"SELECT {MOVE_COLUMNS} FROM moves WHERE post_id = :p ORDER BY id"),
+                {"p": mine.id},
+            )
+        ]
+        if len(stored) >= 2:
+            break
+    assert len(stored) >= 2, "the bot played no kicked seat's turn after a post"
+    first_seq = stored[0][0]
+    assert stored == [
+        (first_seq, mine.id, mine.number, 0, players[0].name, line, False, None, False, False),
+        *(
+            (first_seq + i, mine.id, mine.number, row[3], row[4], row[5], False, None, True, False)
+            for i, row in enumerate(stored[1:], 1)
+        ),
+    ]
+    assert {row[3] for row in stored[1:]} <= {1, 2}
+    session.expire_all()
+    moves = [m for m in gm.moves_of(session, game) if m.post_id == mine.id]
+    assert [m.created_at for m in moves] == [mine.created_at] * len(stored)
+    assert all(m.created_at.utcoffset() == timedelta(0) for m in moves)
+    assert all(isinstance(m.parsed, dict) and m.parsed for m in moves)
+    if session.get_bind().dialect.name == "postgresql":
+        kinds = session.scalars(
+            text("SELECT json_typeof(parsed) FROM moves WHERE post_id = :p"), {"p": mine.id}
+        ).all()
+        assert set(kinds) == {"object"}
+
+
+def test_many_moves_go_with_the_game_row_in_one_statement_on_postgresql(
+    session: Session, started: dict[str, Any]
+) -> None:
+    """Twelve moves (more than a VALUES list took) written with the game row: each stored as
+    given, in order; a naive time is refused, as the column's type refuses it."""
+    if session.get_bind().dialect.name != "postgresql":
+        pytest.skip("SQLite writes the moves by their own INSERT")
+    game = started["game"]
+    session.flush()
+    now = datetime(2026, 11, 27, 18, 30, 15, 123456, tzinfo=timezone(timedelta(hours=9)))
+    moves = [
+        {
+            "game_id": game.id,
+            "seq": game.last_seq + 1 + i,
+            "post_id": None,
+            "post_number": 40 + i,
+            "sealed_id": None,
+            "actor_seat": i % 3,
+            "actor_name": f"名前{i}",
+            "command": f"SET 主演 役者{i}",
+            "parsed": {"verb": "SET", "args": [i, "役者"], "nested": {"k": None}},
+            "undone": i == 5,
+            "by_bot": i % 2 == 1,
+            "sealed": i == 7,
+            "created_at": now,
+        }
+        for i in range(12)
+    ]
+    version = game.version
+    with pytest.raises(ValueError, match="naive"):
+        naive = [{**m, "created_at": now.replace(tzinfo=None)} for m in moves]
+        pipeline._write_game_row(session, game.id, {"version": version + 1}, naive)
+    pipeline._write_game_row(session, game.id, {"version": version + 1}, moves)
+    stored = session.scalars(
+        select(Move).where(Move.game_id == game.id, Move.seq > game.last_seq).order_by(Move.id)
+    ).all()
+    columns = list(moves[0])
+    assert [{c: getattr(m, c) for c in columns} for m in stored] == moves
+    assert session.scalar(select(Game.version).where(Game.id == game.id)) == version + 1

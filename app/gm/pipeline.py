@@ -13,12 +13,12 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, bindparam, func, insert, select, update
+from sqlalchemy import JSON, Table, bindparam, func, insert, literal_column, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app import notify
-from app.db import ROWS_IN_ONE, Loading, Prepared, is_postgres
+from app.db import Loading, Prepared, is_postgres
 from app.forum.service import MAX_BODY_CHARS, format_bbs_time
 from app.games import commands as platform
 from app.games.base import Actor, CommandSyntaxError, Rng, RuleError, State, normalise
@@ -35,6 +35,7 @@ from app.models import (
     Post,
     SealedCommand,
     User,
+    UTCDateTime,
 )
 
 BOT_NAME = "★GM"
@@ -855,8 +856,8 @@ def save(
             }
             for move in work.moves
         ]
-    # PostgreSQL writes the moves with the game row (below), one round trip less a move.
-    together = bool(rows) and len(rows) <= ROWS_IN_ONE and is_postgres(session)
+    # PostgreSQL writes the moves with the game row (below), one round trip less.
+    together = bool(rows) and is_postgres(session)
     if rows and not together:
         _INSERT_MOVE.run_many(session, rows)
     for adjusted, delta, reason in work.adjustments:
@@ -943,35 +944,46 @@ _INSERT_MOVE = Prepared(insert(_MOVES))
 # The game row's UPDATE, built once per set of columns ``save`` passes (its SET clause).
 _UPDATE_GAME = Prepared(update(_GAMES).where(_GAMES.c.id == bindparam("game_id")))
 _INDEXED_GAME_COLUMNS = frozenset(c.name for index in _GAMES.indexes for c in index.columns)
+_UTC = UTCDateTime()
 
 
 def _write_game_row(
     session: Session, game_id: int, row: dict[str, Any], moves: list[dict[str, Any]]
 ) -> None:
-    """The game row's UPDATE of the columns in ``row``; with ``moves`` (PostgreSQL, up to
-    ROWS_IN_ONE) their INSERT goes in the same statement."""
+    """The game row's UPDATE of the columns in ``row``; with ``moves`` (PostgreSQL) their
+    INSERT goes in the same statement."""
     if not moves:
         _UPDATE_GAME.run(session, {"game_id": game_id, **row})
         return
-    params = {f"{k}__{i}": v for i, move in enumerate(moves) for k, v in move.items()}
-    statement = _moves_and_game(tuple(row), tuple(moves[0]), len(moves))
-    statement.run(session, {"game_id": game_id, **row, **params})
+    # Written as the column's type would bind them: an aware time, in UTC (a naive one is
+    # refused, where JSON would carry it without an offset).
+    dialect = session.get_bind().dialect
+    moves = [
+        {**move, "created_at": _UTC.process_bind_param(move["created_at"], dialect)}
+        for move in moves
+    ]
+    statement = _moves_and_game(tuple(row), tuple(moves[0]))
+    statement.run(session, {"game_id": game_id, **row, "moves": moves})
 
 
 @functools.cache
-def _moves_and_game(columns: tuple[str, ...], names: tuple[str, ...], count: int) -> Prepared:
+def _moves_and_game(columns: tuple[str, ...], names: tuple[str, ...]) -> Prepared:
     """PostgreSQL: the game row's UPDATE (``columns`` set, by ``game_id``) with the INSERT of
-    ``count`` moves in a data-modifying WITH, one statement; move i's ``name`` is given as
-    ``name__i``. One per set of columns and number of moves, as ``_UPDATE_GAME``'s forms."""
-    moves = [
-        {name: bindparam(f"{name}__{i}", type_=_MOVES.c[name].type) for name in names}
-        for i in range(count)
-    ]
+    the moves in a data-modifying WITH, one statement. The moves are one JSON parameter, an
+    array of rows (``moves``, each with the columns ``names``) read back as rows of the table
+    by ``json_populate_recordset``: a VALUES list of a dozen parameters a move went past
+    psycopg's fifty parameters for three moves, beyond which it parses the query again at
+    every execution, and made one form per number of moves (docs/benchmarks.md, round 16).
+    One form per set of columns, as ``_UPDATE_GAME``'s."""
+    rows = func.json_populate_recordset(
+        literal_column(f"NULL::{_MOVES.name}"), bindparam("moves", type_=JSON())
+    ).table_valued(*names)
+    written = insert(_MOVES).from_select(list(names), select(*(rows.c[n] for n in names)))
     statement = (
         update(_GAMES)
         .where(_GAMES.c.id == bindparam("game_id"))
         .values({name: bindparam(name, type_=_GAMES.c[name].type) for name in columns})
-        .add_cte(insert(_MOVES).values(moves).cte("moves_written"))
+        .add_cte(written.cte("moves_written"))
     )
     return Prepared(statement, by_params=False)
 

@@ -783,3 +783,29 @@ def test_many_moves_go_with_the_game_row_in_one_statement_on_postgresql(
     columns = list(moves[0])
     assert [{c: getattr(m, c) for c in columns} for m in stored] == moves
     assert session.scalar(select(Game.version).where(Game.id == game.id)) == version + 1
+
+
+def test_the_picture_beside_an_undo_reply_shows_the_board_after_the_undo(
+    session: Session, started: dict[str, Any]
+) -> None:
+    """A reply that shows the board is written after N applied moves (its picture's ?at=N,
+    the board after the first N applied moves): for UNDO, N leaves out the move it took back,
+    so the picture still shows that board once later moves are applied."""
+    game, players, master = started["game"], started["players"], started["gm"]
+    impl = gm.game_impl("eitsuku")
+
+    def play_one() -> None:
+        seat = next(s for s in range(3) if impl.legal(game.state, s))
+        _, reply = post(session, game, players[seat], impl.legal(game.state, seat)[0])
+        assert reply is not None and reply.reply_ok
+
+    for _ in range(4):
+        play_one()
+    _, undo = post(session, game, master, "UNDO")
+    assert undo is not None and undo.reply_ok and undo.board_at is not None
+    after_undo = game.state
+    session.flush()
+    applied = len(replay.applied_moves(session, game))
+    assert undo.board_at == applied
+    play_one()
+    assert replay.replay(session, game, undo.board_at) == after_undo != game.state

@@ -1036,7 +1036,7 @@ def board_at(session: Session, sub: Submission, work: Working) -> int | None:
     ?at=N), None for a reply without the board. Called once the moves are saved."""
     if not work.board_shown:
         return None
-    if work.undone_moves:  # taken back by this post: written through the session, not yet
+    if work.undone_moves:  # marked undone through the session: flushed before counting
         session.flush()
     ((count,),) = _COUNT_MOVES.fetch(session, {"game_id": sub.game.id})
     return int(count or 0)

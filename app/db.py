@@ -420,7 +420,10 @@ class Prepared:
         form = self._form(connection.dialect, tuple(params))
         cursor = _cursor(connection, form)
         cursor.execute(form.sql, form.arguments(params))
-        return cursor.fetchall() if cursor.description is not None else []
+        returns_rows = form.returns_rows
+        if returns_rows is None:  # psycopg makes the description's columns at every reading
+            returns_rows = form.returns_rows = cursor.description is not None
+        return cursor.fetchall() if returns_rows else []
 
     def fetch(self, session: Session, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         """Executes a SELECT with ``params``; returns its rows with every column's value
@@ -523,7 +526,7 @@ _CURSORS = "bbsgm_prepared_cursors"
 
 
 class _Form:
-    __slots__ = ("defaults", "names", "order", "processors", "results", "sql")
+    __slots__ = ("defaults", "names", "order", "processors", "results", "returns_rows", "sql")
 
     def __init__(
         self,
@@ -539,6 +542,7 @@ class _Form:
         self.defaults = defaults
         self.names = frozenset(names)
         self.results: list[tuple[int, Any]] | None = None  # set by the first ``fetch``
+        self.returns_rows: bool | None = None  # set by the first ``run``
 
     def arguments(self, params: dict[str, Any]) -> Any:
         if self.defaults:

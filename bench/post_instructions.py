@@ -2,12 +2,15 @@
 FastAPI endpoint inserting one row — both the real ASGI app called in process, no sockets.
 
     apt-get install valgrind
-    python bench/post_instructions.py
+    python bench/post_instructions.py [PG URL]
 
 Why: on a shared virtual machine wall-clock throughput moves by ±30 % within minutes
 (docs/benchmarks.md), while an instruction count repeats to about 1 %. A change to the post
 path shows here as a number that does not depend on what else the machine is doing. It leaves
 out what `post_throughput.py` measures and this cannot: uvicorn, sockets, waiting.
+
+With a PostgreSQL server URL the database is a fresh one made there, and what is counted is
+the client's side of a post (the app's Python, psycopg, libpq), not the server's.
 
 How: a child process builds a SQLite file (one えいつく game per client, as post_throughput.py
 deals them), warms up, then posts the script's command lines through the whole app (every
@@ -37,6 +40,7 @@ from common import ROOT, SECRET, machine, scratch_database
 from post_throughput import deal_games, record_script
 
 GAMES = (2, 4)  # games posted in the two counted runs (after one game of warm-up)
+SERVER_URL = "BENCH_INSTRUCTIONS_SERVER"  # the PostgreSQL server, for the child processes
 
 
 async def call(app: Any, path: str, body: dict[str, str], headers: dict[str, str]) -> int:
@@ -94,7 +98,7 @@ def child(which: str, games: int) -> None:
     from app.db import Database
     from app.main import create_app
 
-    with scratch_database(None) as url:
+    with scratch_database(os.environ.get(SERVER_URL)) as url:
         db = Database(url)
         script = record_script(db)
         plan = deal_games(db, 1, games + 1)[0]
@@ -156,8 +160,10 @@ def main() -> None:
         return
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed: apt-get install valgrind")
+    if len(sys.argv) > 1:
+        os.environ[SERVER_URL] = sys.argv[1]
     print(f"machine: {machine()}")
-    with scratch_database(None) as url:
+    with scratch_database(os.environ.get(SERVER_URL)) as url:
         from app.db import Database
 
         db = Database(url)

@@ -955,15 +955,19 @@ def _write_game_row(
     if not moves:
         _UPDATE_GAME.run(session, {"game_id": game_id, **row})
         return
-    # Written as the column's type would bind them: an aware time, in UTC (a naive one is
-    # refused, where JSON would carry it without an offset).
+    # The time as the column's type binds it (aware, in UTC; a naive one is refused, where
+    # JSON would carry it without an offset), written out as text whatever the serialiser.
     dialect = session.get_bind().dialect
     moves = [
-        {**move, "created_at": _UTC.process_bind_param(move["created_at"], dialect)}
+        {**move, "created_at": _iso(_UTC.process_bind_param(move["created_at"], dialect))}
         for move in moves
     ]
     statement = _moves_and_game(tuple(row), tuple(moves[0]))
     statement.run(session, {"game_id": game_id, **row, "moves": moves})
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
 
 
 @functools.cache

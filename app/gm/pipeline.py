@@ -808,6 +808,8 @@ def save(
         undone = session.get(Move, move_id)
         if undone is not None:
             undone.undone = True
+    if work.undone_moves:  # written now: what reads the applied moves after save counts them
+        session.flush()
     current = [
         (p.user_id, p.name, p.kicked, p.absences_used)
         for p in sorted(game.players, key=lambda p: p.seat)
@@ -1040,8 +1042,6 @@ def board_at(session: Session, sub: Submission, work: Working) -> int | None:
     ?at=N), None for a reply without the board. Called once the moves are saved."""
     if not work.board_shown:
         return None
-    if work.undone_moves:  # marked undone through the session: flushed before counting
-        session.flush()
     ((count,),) = _COUNT_MOVES.fetch(session, {"game_id": sub.game.id})
     return int(count or 0)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from app import accounts
 from app.checks import run_checks
 from app.db import Prepared
+from app.forum import service as forum
 from app.games.base import Rng
 from app.gm import pipeline, replay
 from app.gm import service as gm
@@ -662,11 +663,9 @@ def test_the_game_row_update_writes_indexed_columns_only_when_they_change(
     written: list[set[str]] = []
     write = pipeline._write_game_row
 
-    def recorded(
-        session: Session, game_id: int, row: dict[str, Any], moves: list[dict[str, Any]]
-    ) -> None:
+    def recorded(session: Session, game_id: int, row: dict[str, Any], *args: Any) -> Post | None:
         written.append(set(row))
-        write(session, game_id, row, moves)
+        return write(session, game_id, row, *args)
 
     monkeypatch.setattr(pipeline, "_write_game_row", recorded)
     game, players = table["game"], table["players"]
@@ -820,3 +819,86 @@ def test_the_picture_beside_an_undo_reply_shows_the_board_after_the_undo(
     assert undo.board_at == applied
     play_one()
     assert replay.replay(session, game, undo.board_at) == after_undo != game.state
+
+
+def test_the_bots_answer_is_written_with_the_game_row_and_counts_the_moves_written_with_it(
+    session: Session, started: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer to an accepted command post is written by ``save`` with the game row (on
+    PostgreSQL by the same statement, round 17): stored as given, attached to the session, its
+    board_at (the picture's ?at=N) the game's applied moves once the post's own are written —
+    an undone move not counted. The game's moves and row are written as without an answer."""
+    game, players = started["game"], started["players"]
+    impl = gm.game_impl("eitsuku")
+    for _ in range(2):
+        seat = next(s for s in range(3) if impl.legal(game.state, s))
+        _, reply = post(session, game, players[seat], impl.legal(game.state, seat)[0])
+        assert reply is not None and reply.reply_ok
+    session.flush()
+    applied = replay.applied_moves(session, game)
+    undone = session.get(Move, applied[-1].id)
+    assert undone is not None
+    undone.undone = True
+    session.flush()
+    now = datetime(2026, 11, 27, 21, 45, tzinfo=UTC)
+    moves = [
+        {
+            "game_id": game.id,
+            "seq": game.last_seq + 1 + i,
+            "post_id": None,
+            "post_number": 90,
+            "sealed_id": None,
+            "actor_seat": 0,
+            "actor_name": players[0].name,
+            "command": "SCOUT 役者",
+            "parsed": {"verb": "SCOUT"},
+            "undone": False,
+            "by_bot": i == 1,
+            "sealed": False,
+            "created_at": now,
+        }
+        for i in range(2)
+    ]
+    answer = forum.post_row(
+        game.thread_id,
+        author=None,
+        author_name="GM",
+        body=">>90\n答え",
+        kind="gm",
+        secret=SECRET,
+        now=now,
+        number=91,
+        reply_to=90,
+        reply_ok=True,
+    )
+    runs: list[object] = []
+    for name in ("run", "fetch"):
+        monkeypatch.setattr(Prepared, name, _counted(getattr(Prepared, name), runs))
+    postgres = session.get_bind().dialect.name == "postgresql"
+    if not postgres:  # as save does: SQLite writes the moves first, by their own INSERT
+        pipeline._INSERT_MOVE.run_many(session, moves)
+    runs.clear()
+    row = {"version": game.version + 1, "last_seq": game.last_seq + 2}
+    together = moves if postgres else []
+    written = pipeline._write_game_row(session, game.id, row, together, answer, True)
+    assert written is not None and written in session and written.id is not None
+    if postgres:
+        assert len(runs) == 1  # moves, game row and answer: one statement
+    monkeypatch.undo()
+    session.expire_all()
+    stored = session.get(Post, written.id)
+    assert stored is not None
+    assert {c: getattr(stored, c) for c in answer if c != "board_at"} == {
+        c: v for c, v in answer.items() if c != "board_at"
+    }
+    assert stored.board_at == written.board_at == len(applied) - 1 + 2
+    assert len(replay.applied_moves(session, game)) == len(applied) - 1 + 2
+    assert session.scalar(select(Game.version).where(Game.id == game.id)) == row["version"]
+
+
+def _counted(method: Any, runs: list[object]) -> Any:
+    def counted(self: Prepared, session: Session, params: dict[str, Any]) -> Any:
+        runs.append(self)
+        return method(self, session, params)
+
+    return counted

@@ -261,13 +261,56 @@ def add_post(
     The row is written at once by a Core INSERT, not by the session's unit of work (on the
     post path a flush cost more than everything else a post does); the returned ``Post`` is
     then attached to the session as a loaded row, every column set."""
-    body = clean_body(body)
+    body = clean_body(body)  # refused before a number is taken
     now = now or utcnow()
     merged = number is None and board_at is None and is_postgres(session)
     if number is None and not merged:
         number = reserve_numbers(session, thread_id, take, now)
+    values = post_row(
+        thread_id,
+        author=author,
+        author_name=author_name,
+        body=body,
+        kind=kind,
+        secret=secret,
+        now=now,
+        number=number,
+        reply_to=reply_to,
+        reply_ok=reply_ok,
+        reply_error=reply_error,
+        board_at=board_at,
+    )
+    if merged:
+        written = {k: v for k, v in values.items() if k not in ("number", "board_at")}
+        rows = _INSERT_NUMBERED_POST.run(session, {**written, "count": take, "now": now})
+        if not rows:
+            raise NotFound(f"スレッド {thread_id} はありません。")
+        ((post_id, number),) = rows
+        values["number"] = number
+        _numbers_taken(session, thread_id, number + take - 1, now, notified=True)
+        return attach_post(session, values, post_id)
+    return write_post(session, values)
+
+
+def post_row(
+    thread_id: int,
+    *,
+    author: User | None,
+    author_name: str,
+    body: str,
+    kind: str,
+    secret: str,
+    now: datetime,
+    number: int | None,
+    reply_to: int | None = None,
+    reply_ok: bool | None = None,
+    reply_error: dict[str, Any] | None = None,
+    board_at: int | None = None,
+) -> dict[str, Any]:
+    """A new post's row, every column but the id (``number`` None: taken when written);
+    ``body`` as ``clean_body`` returned it."""
     user_key = f"u{author.id}" if author is not None else "bot"
-    values: dict[str, Any] = {
+    return {
         "thread_id": thread_id,
         "number": number,
         "author_id": author.id if author is not None else None,
@@ -283,28 +326,33 @@ def add_post(
         "hidden_at": None,
         "hidden_by": None,
     }
+
+
+def write_post(session: Session, values: dict[str, Any]) -> Post:
+    """The row ``post_row`` made, its number taken already, written by one INSERT."""
     # board_at only when set: the column is newer than the posts table (a database migrated
     # to an older revision still takes posts; the column's default is NULL anyway).
     written = (
-        values if board_at is not None else {k: v for k, v in values.items() if k != "board_at"}
+        values
+        if values["board_at"] is not None
+        else {k: v for k, v in values.items() if k != "board_at"}
     )
-    if merged:
-        del written["number"]
-        rows = _INSERT_NUMBERED_POST.run(session, {**written, "count": take, "now": now})
-        if not rows:
-            raise NotFound(f"スレッド {thread_id} はありません。")
-        ((post_id, number),) = rows
-        values["number"] = number
-        _numbers_taken(session, thread_id, number + take - 1, now, notified=True)
-    else:
-        ((post_id,),) = _INSERT_POST.run(session, written)
+    ((post_id,),) = _INSERT_POST.run(session, written)
+    return attach_post(session, values, post_id)
+
+
+def attach_post(session: Session, values: dict[str, Any], post_id: int) -> Post:
+    """The post whose row ``values`` was written with id ``post_id``, as the session's: the
+    row is written by a Core statement, not by the session's unit of work (on the post path a
+    flush cost more than everything else a post does); the ``Post`` is attached to the
+    session as a loaded row, every column set, and its thread's streams are told."""
     # As Loading does (app/db.py): the columns written into a new object's dict, not set one
     # by one through the constructor's attribute events (a fifth of storing a post).
     post = _new_post()
     post.__dict__.update(values, id=post_id)
     attach_as_loaded(session, post, (Post, (post_id,), None))  # no INSERT at the next flush
     session.info.setdefault(_WRITTEN, []).append(post)
-    live.touched(session, thread_id)
+    live.touched(session, values["thread_id"])
     return post
 
 
@@ -324,7 +372,10 @@ def _insert_numbered_post() -> Prepared:
     first = taken.c.post_count - bindparam("count") + 1
     columns = [c for c in _POSTS.c if c.name not in ("id", "board_at")]
     chosen = select(
-        *(first if c.name == "number" else _typed(bindparam(c.name, type_=c.type)) for c in columns)
+        *(
+            first if c.name == "number" else typed_parameter(bindparam(c.name, type_=c.type))
+            for c in columns
+        )
     ).select_from(taken)
     return Prepared(
         insert(_POSTS)
@@ -334,7 +385,7 @@ def _insert_numbered_post() -> Prepared:
     )
 
 
-def _typed(parameter: Any) -> Any:
+def typed_parameter(parameter: Any) -> Any:
     """A parameter cast to its column's type: in a SELECT list a NULL of unknown type
     (reply_ok, say, which gets no ``::BOOLEAN`` of its own) would be taken for text. A
     string's length is left out of the cast: a cast to ``VARCHAR(64)`` would cut a longer

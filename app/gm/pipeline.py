@@ -13,12 +13,24 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import JSON, Table, bindparam, func, insert, literal_column, select, update
+from sqlalchemy import (
+    JSON,
+    Integer,
+    Table,
+    bindparam,
+    cast,
+    func,
+    insert,
+    literal_column,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app import notify
 from app.db import Loading, Prepared, is_postgres
+from app.forum import service as forum
 from app.forum.service import MAX_BODY_CHARS, format_bbs_time
 from app.games import commands as platform
 from app.games.base import Actor, CommandSyntaxError, Rng, RuleError, State, normalise
@@ -791,12 +803,19 @@ def save(
     *,
     post: Post | None,
     sealed_id: int | None,
-) -> None:
+    reply: Callable[[], dict[str, Any]] | None = None,
+) -> Post | None:
     """Write what ``work`` did: moves, adjustments, log, seats and the game row, and the
     notifications. The moves, the game row and the notifications are written at once by Core
     statements built once (the post path's unit-of-work flush cost more than everything else
     a post did, docs/benchmarks.md); what else changed (seats, adjustments, the log, undone
-    moves) goes through the session as usual."""
+    moves) goes through the session as usual.
+
+    ``reply``: the bot's answer, written here too and returned. It is called once the game
+    object holds its new state (``success_text`` reads it) and returns the post's row
+    (``forum.post_row``, its number taken), whose ``board_at`` is set here if the answer shows
+    the board. On PostgreSQL the answer is written by the game row's statement, one round trip
+    less a command post (docs/benchmarks.md, round 17)."""
     game, impl, now = sub.game, sub.impl, sub.now
     post_number = post.number if post is not None else None
     waiting_before = notify.waiting_seats(impl, game, game.state)
@@ -927,7 +946,10 @@ def save(
             together = False
         row["result"] = final_result(session, game, impl)
         set_committed_value(game, "result", row["result"])
-    _write_game_row(session, game.id, row, rows if together else [])
+    answer = reply() if reply is not None else None
+    written = _write_game_row(
+        session, game.id, row, rows if together else [], answer, work.board_shown
+    )
     notify.after_save(
         session,
         game,
@@ -939,6 +961,7 @@ def save(
         now=now,
         label_before=None if work.started else label_before,
     )
+    return written
 
 
 _MOVES: Table = Move.__table__  # type: ignore[assignment]
@@ -950,22 +973,49 @@ _UTC = UTCDateTime()
 
 
 def _write_game_row(
-    session: Session, game_id: int, row: dict[str, Any], moves: list[dict[str, Any]]
-) -> None:
+    session: Session,
+    game_id: int,
+    row: dict[str, Any],
+    moves: list[dict[str, Any]],
+    answer: dict[str, Any] | None = None,
+    board: bool = False,
+) -> Post | None:
     """The game row's UPDATE of the columns in ``row``; with ``moves`` (PostgreSQL) their
-    INSERT goes in the same statement."""
-    if not moves:
-        _UPDATE_GAME.run(session, {"game_id": game_id, **row})
-        return
-    # The time as the column's type binds it (aware, in UTC; a naive one is refused, where
-    # JSON would carry it without an offset), written out as text whatever the serialiser.
-    dialect = session.get_bind().dialect
-    moves = [
-        {**move, "created_at": _iso(_UTC.process_bind_param(move["created_at"], dialect))}
-        for move in moves
-    ]
-    statement = _moves_and_game(tuple(row), tuple(moves[0]))
-    statement.run(session, {"game_id": game_id, **row, "moves": moves})
+    INSERT goes in the same statement. ``answer``: the bot's reply, written after them (in the
+    same statement on PostgreSQL) and returned; ``board``: its ``board_at`` is the number of
+    the game's applied moves once these are written."""
+    if moves:
+        # The time as the column's type binds it (aware, in UTC; a naive one is refused,
+        # where JSON would carry it without an offset), written out as text whatever the
+        # serialiser.
+        dialect = session.get_bind().dialect
+        moves = [
+            {**move, "created_at": _iso(_UTC.process_bind_param(move["created_at"], dialect))}
+            for move in moves
+        ]
+    params = {"game_id": game_id, **row}
+    if moves:
+        params["moves"] = moves
+    if answer is not None and is_postgres(session):
+        reply_names = tuple(name for name in answer if name != "board_at")
+        statement = _game_row_statement(
+            tuple(row), tuple(moves[0]) if moves else None, reply_names, board
+        )
+        params |= {_REPLY_PARAM + name: answer[name] for name in reply_names}
+        if board:
+            params[_ADDED] = len(moves)
+        ((reply_id, board_at),) = statement.run(session, params)
+        return forum.attach_post(session, {**answer, "board_at": board_at}, reply_id)
+    if moves:
+        _game_row_statement(tuple(row), tuple(moves[0]), None, False).run(session, params)
+    else:
+        _UPDATE_GAME.run(session, params)
+    if answer is None:
+        return None
+    if board:
+        ((count,),) = _COUNT_MOVES.fetch(session, {"game_id": game_id})
+        answer = {**answer, "board_at": int(count or 0)}
+    return forum.write_post(session, answer)
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -973,25 +1023,67 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 @functools.cache
-def _moves_and_game(columns: tuple[str, ...], names: tuple[str, ...]) -> Prepared:
-    """PostgreSQL: the game row's UPDATE (``columns`` set, by ``game_id``) with the INSERT of
-    the moves in a data-modifying WITH, one statement. The moves are one JSON parameter, an
-    array of rows (``moves``, each with the columns ``names``) read back as rows of the table
-    by ``json_populate_recordset``: a VALUES list of a dozen parameters a move went past
-    psycopg's fifty parameters for three moves, beyond which it parses the query again at
-    every execution, and made one form per number of moves (docs/benchmarks.md, round 16).
-    One form per set of columns, as ``_UPDATE_GAME``'s."""
-    rows = func.json_populate_recordset(
-        literal_column(f"NULL::{_MOVES.name}"), bindparam("moves", type_=JSON())
-    ).table_valued(*names)
-    written = insert(_MOVES).from_select(list(names), select(*(rows.c[n] for n in names)))
-    statement = (
+def _game_row_statement(
+    columns: tuple[str, ...],
+    names: tuple[str, ...] | None,
+    reply: tuple[str, ...] | None,
+    board: bool,
+) -> Prepared:
+    """PostgreSQL: the game row's UPDATE (``columns`` set, by ``game_id``), in one statement
+    with
+    - the INSERT of the post's moves (``names``: their columns), in a data-modifying WITH.
+      The moves are one JSON parameter, an array of rows (``moves``) read back as rows of the
+      table by ``json_populate_recordset``: a VALUES list of a dozen parameters a move went
+      past psycopg's fifty parameters for three moves, beyond which it parses the query again
+      at every execution, and made one form per number of moves (docs/benchmarks.md, round 16);
+    - the INSERT of the bot's reply (``reply``: its columns, parameters named ``reply__`` and
+      the column), whose id and ``board_at`` the statement returns. With ``board`` its
+      ``board_at`` is the game's applied moves: those already written (a statement reads the
+      rows of the transaction's earlier statements, not its own) and the ``added`` ones
+      (round 17).
+    One form per set of columns."""
+    game = (
         update(_GAMES)
         .where(_GAMES.c.id == bindparam("game_id"))
         .values({name: bindparam(name, type_=_GAMES.c[name].type) for name in columns})
-        .add_cte(written.cte("moves_written"))
     )
+    written = None
+    if names is not None:
+        rows = func.json_populate_recordset(
+            literal_column(f"NULL::{_MOVES.name}"), bindparam("moves", type_=JSON())
+        ).table_valued(*names)
+        written = insert(_MOVES).from_select(list(names), select(*(rows.c[n] for n in names)))
+    if reply is None:
+        assert written is not None
+        return Prepared(game.add_cte(written.cte("moves_written")), by_params=False)
+    chosen: list[Any] = [
+        forum.typed_parameter(bindparam(_REPLY_PARAM + name, type_=_POSTS.c[name].type))
+        for name in reply
+    ]
+    targets = list(reply)
+    if board:
+        applied = (
+            select(func.count())
+            .select_from(_MOVES)
+            .where(_MOVES.c.game_id == bindparam("game_id"), _MOVES.c.undone.is_(False))
+            .scalar_subquery()
+        )
+        chosen.append(cast(applied + bindparam(_ADDED, type_=Integer()), Integer()))
+        targets.append("board_at")
+    statement = (
+        insert(_POSTS)
+        .from_select(targets, select(*chosen))
+        .returning(_POSTS.c.id, _POSTS.c.board_at)
+        .add_cte(game.cte("game_written"))
+    )
+    if written is not None:
+        statement = statement.add_cte(written.cte("moves_written"))
     return Prepared(statement, by_params=False)
+
+
+_POSTS: Table = Post.__table__  # type: ignore[assignment]
+_REPLY_PARAM = "reply__"
+_ADDED = "added"
 
 
 # --- text ----------------------------------------------------------------------------------

@@ -145,9 +145,7 @@ def _bot_post(
     """The bot's post. Its text is not a user's and is never refused for its length: beyond a
     post's limit it is cut, saying where the rest is (the closing post of a game with many
     sealed commands, say), so a game can always go on and end."""
-    if len(text) > forum.MAX_BODY_CHARS:
-        note = f"\n{pipeline.CUT_NOTE}続きはゲームのページ /games/{game.id} に）"
-        text = text[: forum.MAX_BODY_CHARS - len(note)] + note
+    text = _cut(game, text)
     return forum.add_post(
         session,
         game.thread_id,
@@ -162,6 +160,32 @@ def _bot_post(
         reply_ok=error is None,
         reply_error=error.to_json() if error is not None else None,
         board_at=board_at,
+    )
+
+
+def _cut(game: Game, text: str) -> str:
+    if len(text) > forum.MAX_BODY_CHARS:
+        note = f"\n{pipeline.CUT_NOTE}続きはゲームのページ /games/{game.id} に）"
+        text = text[: forum.MAX_BODY_CHARS - len(note)] + note
+    return text
+
+
+def _bot_row(
+    game: Game, text: str, secret: str, now: datetime, reply_to: int, number: int
+) -> dict[str, Any]:
+    """The row of the bot's answer to an accepted command post (``_bot_post``'s), its number
+    taken with the post's; ``pipeline.save`` writes it and sets its ``board_at``."""
+    return forum.post_row(
+        game.thread_id,
+        author=None,
+        author_name=BOT_NAME,
+        body=forum.clean_body(_cut(game, text)),
+        kind="gm",
+        secret=secret,
+        now=now,
+        number=number,
+        reply_to=reply_to,
+        reply_ok=True,
     )
 
 
@@ -228,12 +252,15 @@ def submit_post(
         text = preview_text(lines)
         reply = _bot_post(session, game, text, secret, now, post.number, number=first + 1)
     else:
-        pipeline.save(session, sub, work, post=post, sealed_id=None)
-        text = pipeline.success_text(session, sub, work)
-        at = pipeline.board_at(session, sub, work)
-        reply = _bot_post(
-            session, game, text, secret, now, post.number, number=first + 1, board_at=at
-        )
+        # The answer is written with the game's row (``save``), once the game holds its
+        # new state, which the answer tells.
+        def answer() -> dict[str, Any]:
+            text = pipeline.success_text(session, sub, work)
+            return _bot_row(game, text, secret, now, post.number, number=first + 1)
+
+        written = pipeline.save(session, sub, work, post=post, sealed_id=None, reply=answer)
+        assert written is not None
+        reply = written
     session.flush()  # what went through the session (seats, adjustments, the log)
     return post, [reply]
 

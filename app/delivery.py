@@ -13,17 +13,43 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from sqlalchemy import Table, and_, bindparam, func, insert, or_, select
+from sqlalchemy import (
+    JSON,
+    Integer,
+    String,
+    Table,
+    and_,
+    bindparam,
+    cast,
+    func,
+    insert,
+    literal,
+    literal_column,
+    null,
+    or_,
+    select,
+    union_all,
+)
 from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.db import Database, Prepared, is_postgres
 from app.errors import Invalid, NotFound
 from app.games import find_game
-from app.models import Delivery, Game, Move, Notification, User, Webhook, utcnow
+from app.models import (
+    Delivery,
+    Game,
+    Move,
+    Notification,
+    User,
+    UTCDateTime,
+    Webhook,
+    utcnow,
+)
 
 log = logging.getLogger("bbsgm.delivery")
 MAX_WEBHOOKS = 5
@@ -206,6 +232,94 @@ _SETTINGS_OF_ONE = Prepared(_SETTINGS_OF_USERS.where(_USERS.c.id == bindparam("u
 _ONE_BY_ONE = 4
 _DELIVERIES: Table = Delivery.__table__  # type: ignore[assignment]
 _INSERT_DELIVERY = Prepared(insert(_DELIVERIES))
+
+
+def write_notices(session: Session, notices: Sequence[dict[str, Any]], now: datetime) -> None:
+    """PostgreSQL: the notifications ``notices`` (each a row of their table but the id) and
+    their deliveries, as ``queue`` makes them — one per active webhook of the user, in the
+    webhooks' order, then one mail if the user opted in and has an address — written by one
+    statement: on the post path the notifications' INSERT and the read of their users'
+    settings were two round trips more for every post that tells somebody it is their turn
+    (docs/benchmarks.md, round 17). The notifications are one JSON parameter, an array of
+    rows, as a post's moves are (``pipeline._game_row_statement``); their time is written as
+    the column's type binds it (aware, in UTC; a naive one is refused)."""
+    if not notices:
+        return
+    dialect = session.get_bind().dialect
+    rows = [
+        {**notice, "created_at": _utc_text(notice["created_at"], dialect)} for notice in notices
+    ]
+    _WRITE_NOTICES.run(session, {"notes": rows, "now": now})
+
+
+def _utc_text(moment: datetime, dialect: Any) -> str:
+    bound = _UTC.process_bind_param(moment, dialect)
+    assert bound is not None
+    return bound.isoformat()
+
+
+def _notices_and_deliveries() -> Prepared:
+    names = ("user_id", "game_id", "kind", "text", "url", "created_at")
+    given = func.json_populate_recordset(
+        literal_column(f"NULL::{_NOTES.name}"), bindparam("notes", type_=JSON())
+    ).table_valued(*names)
+    note = (
+        insert(_NOTES)
+        .from_select(list(names), select(*(given.c[n] for n in names)))
+        .returning(_NOTES.c.id, _NOTES.c.user_id)
+        .cte("note")
+    )
+    hooks = select(
+        note.c.id.label("notification_id"),
+        literal("webhook", String()).label("channel"),
+        _WEBHOOKS.c.id.label("webhook_id"),
+        _WEBHOOKS.c.url.label("target"),
+        literal(0, Integer()).label("rank"),
+    ).select_from(
+        note.join(
+            _WEBHOOKS,
+            and_(_WEBHOOKS.c.user_id == note.c.user_id, _WEBHOOKS.c.active.is_(True)),
+        )
+    )
+    mails = (
+        select(
+            note.c.id,
+            literal("email", String()),
+            cast(null(), Integer()),
+            _USERS.c.email,
+            literal(1, Integer()),
+        )
+        .select_from(note.join(_USERS, _USERS.c.id == note.c.user_id))
+        .where(_USERS.c.email_notify.is_(True), _USERS.c.email != "")
+    )
+    targets = union_all(hooks, mails).subquery("targets")
+    now = bindparam("now", type_=_DELIVERIES.c.created_at.type)
+    chosen = select(
+        targets.c.notification_id,
+        targets.c.channel,
+        targets.c.webhook_id,
+        targets.c.target,
+        literal("pending", String()),
+        literal(0, Integer()),
+        now,
+        now,
+    ).order_by(targets.c.notification_id, targets.c.rank, targets.c.webhook_id)
+    columns = [
+        "notification_id",
+        "channel",
+        "webhook_id",
+        "target",
+        "status",
+        "attempts",
+        "next_attempt_at",
+        "created_at",
+    ]
+    return Prepared(insert(_DELIVERIES).from_select(columns, chosen), by_params=False)
+
+
+_NOTES: Table = Notification.__table__  # type: ignore[assignment]
+_UTC = UTCDateTime()
+_WRITE_NOTICES = _notices_and_deliveries()
 
 
 def deliveries_for(session: Session, user: User, limit: int = 50) -> list[Delivery]:

@@ -4,12 +4,13 @@ written in the same transaction as the move that caused it."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import Table, insert, select
 from sqlalchemy.orm import Session
 
 from app import delivery
-from app.db import Prepared
+from app.db import Prepared, is_postgres
 from app.games import find_game
 from app.games.base import Game as GameImpl
 from app.games.base import State
@@ -37,9 +38,8 @@ def add_all(
     the costliest part)."""
     if not notices:
         return
-    written: list[tuple[int, int]] = []
-    for user_id, kind, text in notices:
-        row = {
+    rows: list[dict[str, Any]] = [
+        {
             "user_id": user_id,
             "game_id": game.id,
             "kind": kind,
@@ -47,8 +47,15 @@ def add_all(
             "url": f"/games/{game.id}",
             "created_at": now,
         }
+        for user_id, kind, text in notices
+    ]
+    if is_postgres(session):  # notifications and deliveries: one statement
+        delivery.write_notices(session, rows, now)
+        return
+    written: list[tuple[int, int]] = []
+    for row in rows:
         ((note_id,),) = _INSERT_NOTE.run(session, row)
-        written.append((note_id, user_id))
+        written.append((note_id, int(row["user_id"])))
     delivery.queue(session, written, now)
 
 

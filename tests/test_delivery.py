@@ -20,10 +20,11 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import accounts, delivery
+from app import accounts, delivery, notify
 from app.config import Settings
-from app.db import Database
+from app.db import Database, Prepared
 from app.delivery import MAX_ATTEMPTS, deliver_due, request_base_url
+from app.gm import service as gm
 from app.models import Delivery, Notification, User, Webhook, utcnow
 from tests.conftest import ApiUser, api_user, unique_name
 from tests.test_pages import csrf, register
@@ -434,3 +435,73 @@ def test_each_user_told_gets_a_delivery_per_active_webhook_and_one_mail_if_opted
         if index % 2 == 0:
             wanted.append((note_id, "email", f"{user.name}@example.test"))
     assert [tuple(row) for row in got] == wanted
+
+
+@pytest.mark.parametrize("told", [1, 2, 6])
+def test_a_moves_notices_and_their_deliveries_are_written_as_queue_writes_them(
+    session: Session, told: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a move writes for the users it tells (``notify.add_all``; on PostgreSQL one
+    statement, round 17): each notice as given, and per notice one pending delivery per active
+    webhook of its user in the webhooks' order, then one mail if that user opted in with an
+    address (not for an empty one) — due now, no attempt yet; nothing for anybody else."""
+    master = accounts.register(session, unique_name(), "password123")
+    game = gm.create_game(session, master, "eitsuku", "卓", {}, "s" * 40)
+    users = [accounts.register(session, unique_name(), "password123") for _ in range(told + 1)]
+    for index, user in enumerate(users):
+        user.email_notify = index % 2 == 0
+        user.email = "" if index == 2 else f"{user.name}@example.test"
+        for number in range(index % 3):
+            session.add(Webhook(user_id=user.id, url=f"http://127.0.0.1:9/{user.name}/{number}"))
+        session.add(
+            Webhook(user_id=user.id, url=f"http://127.0.0.1:9/{user.name}/off", active=False)
+        )
+    session.flush()
+    now = utcnow()
+    notices = [(user.id, "your_turn", f"{user.name}の手番です") for user in users[:told]]
+    runs: list[object] = []
+    for name in ("run", "fetch", "run_many"):
+        method = getattr(Prepared, name)
+        monkeypatch.setattr(Prepared, name, _counting(method, runs))
+    notify.add_all(session, game, notices, now)
+    monkeypatch.undo()
+    if session.get_bind().dialect.name == "postgresql":
+        assert len(runs) == 1
+    stored = session.execute(
+        select(Notification.id, Notification.user_id, Notification.kind, Notification.text)
+        .where(Notification.game_id == game.id, Notification.kind == "your_turn")
+        .order_by(Notification.id)
+    ).all()
+    assert [tuple(row[1:]) for row in stored] == notices
+    got = session.execute(
+        select(
+            Delivery.notification_id,
+            Delivery.channel,
+            Delivery.webhook_id.is_(None),
+            Delivery.target,
+            Delivery.status,
+            Delivery.attempts,
+            Delivery.next_attempt_at,
+            Delivery.created_at,
+        )
+        .where(Delivery.notification_id.in_([row[0] for row in stored]))
+        .order_by(Delivery.id)
+    ).all()
+    wanted = []
+    for (note_id, *_), (index, user) in zip(stored, enumerate(users), strict=False):
+        wanted += [
+            (note_id, "webhook", False, f"http://127.0.0.1:9/{user.name}/{number}")
+            for number in range(index % 3)
+        ]
+        if index % 2 == 0 and index != 2:
+            wanted.append((note_id, "email", True, f"{user.name}@example.test"))
+    assert [tuple(row[:4]) for row in got] == wanted
+    assert all(tuple(row[4:]) == ("pending", 0, now, now) for row in got)
+
+
+def _counting(method: Any, runs: list[object]) -> Any:
+    def counted(self: Prepared, session: Session, params: Any) -> Any:
+        runs.append(self)
+        return method(self, session, params)
+
+    return counted

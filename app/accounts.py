@@ -109,6 +109,13 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def token_digest(token: str) -> str | None:
+    """What a token is stored as (its SHA-256); None for what cannot be a token."""
+    if not token or len(token) > 200:
+        return None
+    return _digest(token)
+
+
 def issue_token(session: Session, user: User, kind: str) -> str:
     """A new random token for ``user``; only its digest is stored."""
     lifetime = SESSION_LIFETIME if kind == "session" else API_TOKEN_LIFETIME
@@ -126,6 +133,7 @@ def issue_token(session: Session, user: User, kind: str) -> str:
 # user and the token's expiry, not the token row: one entity loaded instead of two.
 _USERS: Table = User.__table__  # type: ignore[assignment]
 _TOKENS: Table = ApiToken.__table__  # type: ignore[assignment]
+USERS, TOKENS = _USERS, _TOKENS  # for app.ratelimit's sign-in and count in one statement
 # Every request of a signed-in client starts here: run as a ``Loading`` statement (app/db.py),
 # not an ORM query, which cost more in Python than the rest of the lookup.
 _TOKEN = Loading(
@@ -138,9 +146,10 @@ _TOKEN = Loading(
 
 
 def user_for_token(session: Session, token: str, kind: str) -> User | None:
-    if not token or len(token) > 200:
+    digest = token_digest(token)
+    if digest is None:
         return None
-    rows = _TOKEN.load(session, {"token_hash": _digest(token), "kind": kind})
+    rows = _TOKEN.load(session, {"token_hash": digest, "kind": kind})
     if not rows:
         return None
     user, (expires_at,) = rows[0]

@@ -28,17 +28,36 @@ import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 from fastapi import Request
-from sqlalchemy import ColumnElement, Table, bindparam, delete, literal_column, update
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Integer,
+    String,
+    Table,
+    and_,
+    bindparam,
+    cast,
+    delete,
+    exists,
+    literal,
+    literal_column,
+    null,
+    select,
+    true,
+    union_all,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from app import i18n
+from app import accounts, i18n
 from app.config import Settings
-from app.db import Prepared, begin_now, each_statement_commits, is_postgres
+from app.db import Loading, Prepared, begin_now, each_statement_commits, is_postgres
 from app.errors import ServiceError
 from app.models import RateLimit, User
 
@@ -283,13 +302,20 @@ def check_post(session: Session, request: Request, user: User) -> None:
 
 @contextlib.contextmanager
 def counting_post(
-    session: Session, request: Request, signed_in: Callable[[], User], *, in_loop: bool = False
+    session: Session,
+    request: Request,
+    signed_in: Callable[[], User],
+    *,
+    token: str | None = None,
+    in_loop: bool = False,
 ) -> Iterator[User]:
     """``check_post`` for the busiest route, without a transaction of its own. ``signed_in``
     looks the client's token up (raising if there is none); the block gets its user.
 
     - PostgreSQL: the token is read and the attempt counted before the post's transaction,
-      each statement committing as it runs (``app.db.each_statement_commits``): counted
+      by one statement (``_signed_in_and_counted``, given the ``token``; ``signed_in`` then
+      only answers a token that signs nobody in), committing as it runs
+      (``app.db.each_statement_commits``): counted
       inside the post, the counter row of a client address — one row for every post from it —
       stayed locked until the post committed, and posts from one address queued on it. A
       full counter takes the attempt back and answers 429 before any work; a post that fails
@@ -306,10 +332,14 @@ def counting_post(
     """
     if is_postgres(session):
         with each_statement_commits(session):
-            user = signed_in()
-            rules = _active(request, _post_rules(request, user))
             now = time.time()
-            refused = count(session, rules, now) if rules else None
+            counted = _signed_in_and_counted(session, request, token, now) if token else None
+            if counted is not None:
+                user, rules, refused = counted
+            else:
+                user = signed_in()
+                rules = _active(request, _post_rules(request, user))
+                refused = count(session, rules, now) if rules else None
             if refused is not None:
                 _take_back(session, rules, now)
         if refused is not None:  # after the block: the rollback gives the connection back
@@ -337,6 +367,116 @@ def counting_post(
         raise
 
 
+def _signed_in_and_counted(
+    session: Session, request: Request, token: str, now: float
+) -> tuple[User, list[Rule], tuple[Rule, int] | None] | None:
+    """PostgreSQL: the user a bearer ``token`` signs in, with the post's attempt counted under
+    their rules (``count``'s upsert, the account's key made from the token's user), by one
+    statement: the token's read and the count were two round trips before every post
+    (docs/benchmarks.md, round 17). Returns the user, the rules counted and ``count``'s answer;
+    None if the token signs nobody in (unknown, expired or no token at all), and then nothing
+    is counted."""
+    digest = accounts.token_digest(token)
+    if digest is None:
+        return None
+    shapes = _post_rules(request, None)
+    active = {rule.key for rule in _active(request, shapes)}
+    address, account = (rule.key in active for rule in shapes)
+    params: dict[str, Any] = {
+        "token_hash": digest,
+        "kind": "api",
+        "now_at": datetime.fromtimestamp(now, UTC),
+        "address_key": shapes[0].key,
+    }
+    for name, rule in zip(("address", "account"), shapes, strict=True):
+        start = int(now // rule.window) * rule.window
+        params |= {f"{name}_start": start, f"{name}_ends": start + 2 * rule.window}
+    rows = _sign_in_and_count(address, account).load(session, params)
+    if not rows:
+        return None
+    user: User = rows[0][0]
+    current: dict[str, int] = {}
+    previous: dict[str, int] = {}
+    for _user, (key, hits, earlier) in rows:
+        if key is not None:
+            current[key], previous[key] = hits, earlier or 0
+    rules = _active(request, _post_rules(request, user))
+    if {rule.key for rule in rules} != current.keys():  # the statement counts what the rules say
+        raise RuntimeError(f"counted {sorted(current)} for the rules {[r.key for r in rules]}")
+    if 1 in current.values():  # as ``count``: a key's first attempt in a window
+        session.connection().execute(_EXPIRED, {"now": int(now)})
+    for rule in rules:
+        start = int(now // rule.window) * rule.window
+        wait = _wait_if_over(rule, previous[rule.key], current[rule.key], now - start)
+        if wait is not None:
+            return user, rules, (rule, wait)
+    return user, rules, None
+
+
+@functools.cache
+def _sign_in_and_count(address: bool, account: bool) -> Loading:
+    """The token's user (``accounts._TOKEN``'s columns, the token unexpired) and, in a
+    data-modifying WITH, ``_upsert``'s count of the attempt under the address's key and the
+    account's (``post:user:<id>``, from the token's row), those of them that are limited, in
+    key order, only if the token signs somebody in: one row per key counted (none counted:
+    one row), each with the key, its hits and those of the window before."""
+    tokens, users = accounts.TOKENS, accounts.USERS
+    token_row = and_(
+        tokens.c.token_hash == bindparam("token_hash"),
+        tokens.c.kind == bindparam("kind"),
+        tokens.c.expires_at > bindparam("now_at", type_=tokens.c.expires_at.type),
+    )
+    parts = []
+    if address:
+        parts.append(
+            select(
+                bindparam("address_key", type_=String()).label("key"),
+                bindparam("address_start", type_=BigInteger()).label("start"),
+                bindparam("address_ends", type_=BigInteger()).label("ends"),
+            ).where(exists().where(token_row))
+        )
+    if account:
+        parts.append(
+            select(
+                (literal("post:user:", String()) + cast(tokens.c.user_id, String())).label("key"),
+                bindparam("account_start", type_=BigInteger()).label("start"),
+                bindparam("account_ends", type_=BigInteger()).label("ends"),
+            ).where(token_row)
+        )
+    found = select(*users.c).join(tokens, tokens.c.user_id == users.c.id).where(token_row)
+    if not parts:
+        keys = [null(), null(), null()]
+        return Loading(User, found.add_columns(*keys), refresh=False)
+    wanted = (union_all(*parts) if len(parts) > 1 else parts[0]).subquery("wanted")
+    previous: ColumnElement[int] = literal_column(
+        "(SELECT earlier.hits FROM rate_limits AS earlier"
+        " WHERE earlier.key = rate_limits.key"
+        " AND earlier.window_start + earlier.expires_at = 2 * rate_limits.window_start)"
+    )
+    counted = (
+        pg_insert(_COUNTERS)
+        .from_select(
+            ["key", "window_start", "hits", "expires_at"],
+            select(wanted.c.key, wanted.c.start, literal(1, Integer()), wanted.c.ends).order_by(
+                wanted.c.key
+            ),
+        )
+        .on_conflict_do_update(
+            index_elements=[_COUNTERS.c.key, _COUNTERS.c.window_start],
+            set_={"hits": _COUNTERS.c.hits + 1},
+        )
+        .returning(_COUNTERS.c.key, _COUNTERS.c.hits, previous.label("earlier"))
+        .cte("counted")
+    )
+    statement = (
+        select(*users.c, counted.c.key, counted.c.hits, counted.c.earlier)
+        .select_from(users.join(tokens, tokens.c.user_id == users.c.id).outerjoin(counted, true()))
+        .where(token_row)
+        .order_by(counted.c.key)
+    )
+    return Loading(User, statement, refresh=False)
+
+
 def _count_later(request: Request, rules: list[Rule]) -> None:
     """Count an attempt in a worker thread, from the event loop, without waiting for it."""
     database = request.app.state.database
@@ -360,15 +500,21 @@ def _active(request: Request, rules: Sequence[Rule]) -> list[Rule]:
     return sorted((r for r in rules if r.limit > 0), key=lambda r: r.key)
 
 
-def _post_rules(request: Request, user: User) -> list[Rule]:
+def _post_rules(request: Request, user: User | None) -> list[Rule]:
+    """The address's rule, then the account's (``user`` None: its key is left empty)."""
     settings = _settings(request)
     return [
-        Rule(f"post:user:{user.id}", settings.posts_per_minute_per_account, MINUTE, "書き込み"),
         Rule(
             f"post:addr:{client_address(request)}",
             settings.posts_per_minute_per_address,
             MINUTE,
             "この接続元からの書き込み",
+        ),
+        Rule(
+            f"post:user:{user.id}" if user is not None else "",
+            settings.posts_per_minute_per_account,
+            MINUTE,
+            "書き込み",
         ),
     ]
 

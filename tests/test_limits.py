@@ -18,13 +18,14 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 
 import httpx
 import psycopg
 import pytest
-from sqlalchemy import event, select, text
+from sqlalchemy import event, select, text, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
@@ -35,7 +36,7 @@ from app.config import Settings
 from app.db import Database
 from app.errors import NotFound
 from app.main import _unavailable, open_database
-from app.models import Game, RateLimit, SealedCommand, User
+from app.models import ApiToken, Game, RateLimit, SealedCommand, User, utcnow
 from app.ratelimit import (
     MINUTE,
     RateLimited,
@@ -358,6 +359,34 @@ def test_posts_per_address(web: httpx.Client, database: Database) -> None:
     # The same account from elsewhere is fine: the address was full, not the account.
     elsewhere = web.post(url, json={"body": "x"}, headers={**last.headers, **address()})
     assert elsewhere.status_code == 201
+
+
+def test_a_post_whose_token_signs_nobody_in_is_401_and_not_counted(
+    web: httpx.Client, database: Database
+) -> None:
+    """Only a signed-in client's post is an attempt: one whose token is unknown, malformed or
+    expired is answered 401 and leaves its address's counter as it was (on PostgreSQL the
+    token is read and the attempt counted by one statement, round 17)."""
+    users = fast_users(database, PER_ADDRESS + 1, web)
+    expired = users.pop()
+    with database.session() as session:
+        session.execute(
+            update(ApiToken)
+            .where(ApiToken.token_hash == accounts.token_digest(expired.token))
+            .values(expires_at=utcnow() - timedelta(minutes=1))
+        )
+        session.commit()
+    thread_id = new_thread(web, database)
+    shared = address()
+    url = f"/api/threads/{thread_id}/posts"
+    for token in ("nobody", "x" * 201, expired.token) * PER_ADDRESS:
+        refused = web.post(
+            url, json={"body": "x"}, headers={"Authorization": f"Bearer {token}", **shared}
+        )
+        assert refused.status_code == 401, refused.text
+    for user in users:
+        sent = web.post(url, json={"body": "x"}, headers={**user.headers, **shared})
+        assert sent.status_code == 201, sent.text
 
 
 def test_refused_posts_count_and_a_full_counter_answers_before_the_error(

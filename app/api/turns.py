@@ -55,7 +55,10 @@ async def signed_in_write(request: Request, act: Callable[[Session, User], BaseM
 
     def work(session: Session, in_loop: bool) -> bytes:
         signed_in = functools.partial(deps.require_bearer_user, request, session)
-        with ratelimit.counting_post(session, request, signed_in, in_loop=in_loop) as user:
+        token = deps.bearer_token(request)
+        with ratelimit.counting_post(
+            session, request, signed_in, token=token, in_loop=in_loop
+        ) as user:
             answer = act(session, user)
         session.commit()
         return answer.model_dump_json().encode()

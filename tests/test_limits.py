@@ -11,6 +11,7 @@ its own accounts, so counters never meet.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import re
 import sqlite3
@@ -613,23 +614,28 @@ def _counts(database: Database, keys: list[str]) -> dict[str, int]:
         return {key: hits for key, hits in rows}
 
 
+@pytest.mark.parametrize("by_token", [True, False])
 def test_a_post_holds_no_counter_row_until_it_commits(
-    database: Database, settings: Settings
+    database: Database, settings: Settings, by_token: bool
 ) -> None:
     """PostgreSQL: the API's post route counts the attempt before the post's transaction, each
     statement committing as it runs, so the counter row of the client's address (shared by every
     post from it) is not held while the post is written and committed — another count of the
-    same keys meanwhile does not wait. Counted inside the post, it waited for the commit."""
+    same keys meanwhile does not wait. Counted inside the post, it waited for the commit.
+    ``by_token``: the route's way, the token read and the attempt counted by one statement
+    (round 17); else the user is looked up first and counted after."""
     if database.is_sqlite:
         pytest.skip("SQLite has one write lock for everything")
     limits = settings.model_copy(update={"rate_limits": True})
     request = _post_request(limits, f"192.0.2.{random.randint(1, 254)}")
     with database.session() as session:
         user = accounts.register(session, unique_name(), "password123")
+        token = accounts.issue_token(session, user, "api") if by_token else None
         session.commit()
     keys = sorted([f"post:user:{user.id}", f"post:addr:{request.client.host}"])
     with database.session() as session:
-        with counting_post(session, request, lambda: session.get(User, user.id)) as got:
+        signed_in = functools.partial(_no_lookup if by_token else session.get, User, user.id)
+        with counting_post(session, request, signed_in, token=token) as got:
             assert got.id == user.id
             session.execute(select(RateLimit.key).limit(1))  # the post's own transaction
         assert _counts(database, keys) == dict.fromkeys(keys, 1)  # counted, committed
@@ -642,24 +648,34 @@ def test_a_post_holds_no_counter_row_until_it_commits(
     assert _counts(database, keys) == dict.fromkeys(keys, 2)
 
 
+def _no_lookup(*_args: object) -> User:
+    raise AssertionError("the token's statement signs the user in")
+
+
+@pytest.mark.parametrize("by_token", [True, False])
 def test_a_full_counter_refuses_a_post_before_its_transaction_and_takes_it_back(
-    database: Database, settings: Settings
+    database: Database, settings: Settings, by_token: bool
 ) -> None:
     limits = settings.model_copy(update={"rate_limits": True, "posts_per_minute_per_account": 2})
     request = _post_request(limits, f"198.51.100.{random.randint(1, 254)}")
     with database.session() as session:
         user = accounts.register(session, unique_name(), "password123")
+        token = accounts.issue_token(session, user, "api") if by_token else None
         session.commit()
     key = f"post:user:{user.id}"
+    postgres = not database.is_sqlite
     for _ in range(2):
         with database.session() as session:
-            with counting_post(session, request, lambda: session.get(User, user.id)):
+            lookup = _no_lookup if by_token and postgres else session.get
+            signed_in = functools.partial(lookup, User, user.id)
+            with counting_post(session, request, signed_in, token=token):
                 pass
             session.commit()
     with database.session() as session:
+        lookup = _no_lookup if by_token and postgres else session.get
         with (
             pytest.raises(RateLimited),
-            counting_post(session, request, lambda: session.get(User, user.id)),
+            counting_post(session, request, functools.partial(lookup, User, user.id), token=token),
         ):
             raise AssertionError("refused before the post")
         assert request.state.retry_after >= 1

@@ -133,7 +133,6 @@ def issue_token(session: Session, user: User, kind: str) -> str:
 # user and the token's expiry, not the token row: one entity loaded instead of two.
 _USERS: Table = User.__table__  # type: ignore[assignment]
 _TOKENS: Table = ApiToken.__table__  # type: ignore[assignment]
-USERS, TOKENS = _USERS, _TOKENS  # for app.ratelimit's sign-in and count in one statement
 # Every request of a signed-in client starts here: run as a ``Loading`` statement (app/db.py),
 # not an ORM query, which cost more in Python than the rest of the lookup.
 _TOKEN = Loading(

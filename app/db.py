@@ -19,7 +19,20 @@ from typing import Any
 
 import orjson
 import psycopg
-from sqlalchemy import Engine, Insert, bindparam, create_engine, event, inspect
+from sqlalchemy import (
+    JSON,
+    Engine,
+    Insert,
+    Table,
+    bindparam,
+    create_engine,
+    event,
+    func,
+    insert,
+    inspect,
+    literal_column,
+    select,
+)
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DisconnectionError, InvalidatePoolError
 from sqlalchemy.orm import Session, sessionmaker
@@ -482,6 +495,20 @@ class Prepared:
             return
         form = self._form(dialect, names)
         _cursor(connection, form).executemany(form.sql, [form.arguments(row) for row in rows])
+
+
+def insert_json_rows(table: Table, names: Sequence[str], parameter: str) -> Insert:
+    """PostgreSQL: the INSERT into ``table`` of the rows given as one JSON parameter
+    ``parameter`` — an array of objects with the columns ``names`` — read back as rows of the
+    table by ``json_populate_recordset``. One parameter whatever the number of rows: a VALUES
+    list of a dozen parameters a row went past psycopg's fifty parameters at three rows,
+    beyond which it parses the query again at every execution, and made one form per number
+    of rows (docs/benchmarks.md, round 16). A time goes in as ISO text of ``in_utc``
+    (app.models), as its column would bind it."""
+    rows = func.json_populate_recordset(
+        literal_column(f"NULL::{table.name}"), bindparam(parameter, type_=JSON())
+    ).table_valued(*names)
+    return insert(table).from_select(list(names), select(*(rows.c[n] for n in names)))
 
 
 ROWS_IN_ONE = 8  # Prepared.run_many: rows an INSERT writes in one VALUES list on PostgreSQL

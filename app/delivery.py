@@ -18,7 +18,6 @@ from urllib.parse import urlsplit
 
 import httpx
 from sqlalchemy import (
-    JSON,
     Integer,
     String,
     Table,
@@ -28,7 +27,6 @@ from sqlalchemy import (
     func,
     insert,
     literal,
-    literal_column,
     null,
     or_,
     select,
@@ -37,7 +35,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from app.config import Settings
-from app.db import Database, Prepared, is_postgres
+from app.db import Database, Prepared, insert_json_rows, is_postgres
 from app.errors import Invalid, NotFound
 from app.games import find_game
 from app.models import (
@@ -46,8 +44,8 @@ from app.models import (
     Move,
     Notification,
     User,
-    UTCDateTime,
     Webhook,
+    in_utc,
     utcnow,
 )
 
@@ -241,31 +239,19 @@ def write_notices(session: Session, notices: Sequence[dict[str, Any]], now: date
     statement: on the post path the notifications' INSERT and the read of their users'
     settings were two round trips more for every post that tells somebody it is their turn
     (docs/benchmarks.md, round 17). The notifications are one JSON parameter, an array of
-    rows, as a post's moves are (``pipeline._game_row_statement``); their time is written as
-    the column's type binds it (aware, in UTC; a naive one is refused)."""
+    rows, as a post's moves are (``app.db.insert_json_rows``)."""
     if not notices:
         return
-    dialect = session.get_bind().dialect
     rows = [
-        {**notice, "created_at": _utc_text(notice["created_at"], dialect)} for notice in notices
+        {**notice, "created_at": in_utc(notice["created_at"]).isoformat()} for notice in notices
     ]
     _WRITE_NOTICES.run(session, {"notes": rows, "now": now})
 
 
-def _utc_text(moment: datetime, dialect: Any) -> str:
-    bound = _UTC.process_bind_param(moment, dialect)
-    assert bound is not None
-    return bound.isoformat()
-
-
 def _notices_and_deliveries() -> Prepared:
     names = ("user_id", "game_id", "kind", "text", "url", "created_at")
-    given = func.json_populate_recordset(
-        literal_column(f"NULL::{_NOTES.name}"), bindparam("notes", type_=JSON())
-    ).table_valued(*names)
     note = (
-        insert(_NOTES)
-        .from_select(list(names), select(*(given.c[n] for n in names)))
+        insert_json_rows(_NOTES, names, "notes")
         .returning(_NOTES.c.id, _NOTES.c.user_id)
         .cte("note")
     )
@@ -318,7 +304,6 @@ def _notices_and_deliveries() -> Prepared:
 
 
 _NOTES: Table = Notification.__table__  # type: ignore[assignment]
-_UTC = UTCDateTime()
 _WRITE_NOTICES = _notices_and_deliveries()
 
 

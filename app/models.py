@@ -34,6 +34,13 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def in_utc(moment: datetime) -> datetime:
+    """A time as a ``UTCDateTime`` column binds it: aware, in UTC; a naive one is refused."""
+    if moment.tzinfo is None:
+        raise ValueError("naive datetime given to a UTC column")
+    return moment.astimezone(UTC)
+
+
 class UTCDateTime(TypeDecorator[datetime]):
     """Timezone-aware UTC on every backend (SQLite stores no offset, so one is attached on load)."""
 
@@ -41,11 +48,7 @@ class UTCDateTime(TypeDecorator[datetime]):
     cache_ok = True
 
     def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            raise ValueError("naive datetime given to a UTC column")
-        return value.astimezone(UTC)
+        return None if value is None else in_utc(value)
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:

@@ -59,7 +59,7 @@ from app import accounts, i18n
 from app.config import Settings
 from app.db import Loading, Prepared, begin_now, each_statement_commits, is_postgres
 from app.errors import ServiceError
-from app.models import RateLimit, User
+from app.models import ApiToken, RateLimit, User
 
 log = logging.getLogger("bbsgm.ratelimit")
 MINUTE = 60
@@ -90,7 +90,20 @@ class Rule:
 
 
 _COUNTERS: Table = RateLimit.__table__  # type: ignore[assignment]
+_TOKENS: Table = ApiToken.__table__  # type: ignore[assignment]
+_USERS: Table = User.__table__  # type: ignore[assignment]
 _EXPIRED = delete(_COUNTERS).where(_COUNTERS.c.expires_at < bindparam("now"))
+
+
+# The counted row's hits in the window before it: the key's row whose start and end add up to
+# twice the counted row's start (a counter lives two windows). Written out: SQLAlchemy neither
+# qualifies RETURNING columns on SQLite nor correlates a subquery there, and both dialects read
+# ``rate_limits.…`` as the row just counted.
+_PREVIOUS_HITS: ColumnElement[int] = literal_column(
+    "(SELECT earlier.hits FROM rate_limits AS earlier"
+    " WHERE earlier.key = rate_limits.key"
+    " AND earlier.window_start + earlier.expires_at = 2 * rate_limits.window_start)"
+)
 
 
 @functools.cache
@@ -103,13 +116,6 @@ def _upsert(dialect: str, keys: int) -> Prepared:
     The window before is the key's row whose start and end add up to twice the current
     start (a counter lives two windows: ``expires_at = window_start + 2 * window``)."""
     insert = pg_insert if dialect == "postgresql" else sqlite_insert
-    # Written out: SQLAlchemy neither qualifies RETURNING columns on SQLite nor correlates a
-    # subquery there, and both dialects read ``rate_limits.…`` as the row just counted.
-    previous: ColumnElement[int] = literal_column(
-        "(SELECT earlier.hits FROM rate_limits AS earlier"
-        " WHERE earlier.key = rate_limits.key"
-        " AND earlier.window_start + earlier.expires_at = 2 * rate_limits.window_start)"
-    )
     statement = insert(_COUNTERS).values(
         [
             {
@@ -125,7 +131,7 @@ def _upsert(dialect: str, keys: int) -> Prepared:
         statement.on_conflict_do_update(
             index_elements=[_COUNTERS.c.key, _COUNTERS.c.window_start],
             set_={"hits": _COUNTERS.c.hits + 1},
-        ).returning(_COUNTERS.c.key, _COUNTERS.c.hits, previous)
+        ).returning(_COUNTERS.c.key, _COUNTERS.c.hits, _PREVIOUS_HITS)
     )
 
 
@@ -420,7 +426,7 @@ def _sign_in_and_count(address: bool, account: bool) -> Loading:
     account's (``post:user:<id>``, from the token's row), those of them that are limited, in
     key order, only if the token signs somebody in: one row per key counted (none counted:
     one row), each with the key, its hits and those of the window before."""
-    tokens, users = accounts.TOKENS, accounts.USERS
+    tokens, users = _TOKENS, _USERS
     token_row = and_(
         tokens.c.token_hash == bindparam("token_hash"),
         tokens.c.kind == bindparam("kind"),
@@ -448,11 +454,6 @@ def _sign_in_and_count(address: bool, account: bool) -> Loading:
         keys = [null(), null(), null()]
         return Loading(User, found.add_columns(*keys), refresh=False)
     wanted = (union_all(*parts) if len(parts) > 1 else parts[0]).subquery("wanted")
-    previous: ColumnElement[int] = literal_column(
-        "(SELECT earlier.hits FROM rate_limits AS earlier"
-        " WHERE earlier.key = rate_limits.key"
-        " AND earlier.window_start + earlier.expires_at = 2 * rate_limits.window_start)"
-    )
     counted = (
         pg_insert(_COUNTERS)
         .from_select(
@@ -465,7 +466,7 @@ def _sign_in_and_count(address: bool, account: bool) -> Loading:
             index_elements=[_COUNTERS.c.key, _COUNTERS.c.window_start],
             set_={"hits": _COUNTERS.c.hits + 1},
         )
-        .returning(_COUNTERS.c.key, _COUNTERS.c.hits, previous.label("earlier"))
+        .returning(_COUNTERS.c.key, _COUNTERS.c.hits, _PREVIOUS_HITS.label("earlier"))
         .cte("counted")
     )
     statement = (

@@ -395,6 +395,22 @@ def test_email_validation(client: httpx.Client) -> None:
     assert missing.status_code == 422
 
 
+def _users_to_tell(session: Session, count: int, without_address: int | None = None) -> list[User]:
+    """``count`` users; user i has i % 3 active webhooks and an inactive one, is opted in to
+    mail if i is even, and has an address (an empty one if i is ``without_address``)."""
+    users = [accounts.register(session, unique_name(), "password123") for _ in range(count)]
+    for index, user in enumerate(users):
+        user.email_notify = index % 2 == 0
+        user.email = "" if index == without_address else f"{user.name}@example.test"
+        for number in range(index % 3):
+            session.add(Webhook(user_id=user.id, url=f"http://127.0.0.1:9/{user.name}/{number}"))
+        session.add(
+            Webhook(user_id=user.id, url=f"http://127.0.0.1:9/{user.name}/off", active=False)
+        )
+    session.flush()
+    return users
+
+
 @pytest.mark.parametrize("told", [1, 3, 6])
 def test_each_user_told_gets_a_delivery_per_active_webhook_and_one_mail_if_opted_in(
     session: Session, told: int
@@ -402,15 +418,7 @@ def test_each_user_told_gets_a_delivery_per_active_webhook_and_one_mail_if_opted
     """However many users one move tells (one by one up to a few, else in one IN query), each
     notification gets one pending delivery per active webhook of its user, in the order of the
     webhooks, and one mail if that user opted in with an address — nobody else's."""
-    users = [accounts.register(session, unique_name(), "password123") for _ in range(told + 1)]
-    for index, user in enumerate(users):
-        user.email, user.email_notify = f"{user.name}@example.test", index % 2 == 0
-        for number in range(index % 3):
-            session.add(Webhook(user_id=user.id, url=f"http://127.0.0.1:9/{user.name}/{number}"))
-        session.add(
-            Webhook(user_id=user.id, url=f"http://127.0.0.1:9/{user.name}/off", active=False)
-        )
-    session.flush()
+    users = _users_to_tell(session, told + 1)
     now = utcnow()
     notes = []
     for user in users[:told]:  # the last user is not told
@@ -447,16 +455,7 @@ def test_a_moves_notices_and_their_deliveries_are_written_as_queue_writes_them(
     address (not for an empty one) — due now, no attempt yet; nothing for anybody else."""
     master = accounts.register(session, unique_name(), "password123")
     game = gm.create_game(session, master, "eitsuku", "卓", {}, "s" * 40)
-    users = [accounts.register(session, unique_name(), "password123") for _ in range(told + 1)]
-    for index, user in enumerate(users):
-        user.email_notify = index % 2 == 0
-        user.email = "" if index == 2 else f"{user.name}@example.test"
-        for number in range(index % 3):
-            session.add(Webhook(user_id=user.id, url=f"http://127.0.0.1:9/{user.name}/{number}"))
-        session.add(
-            Webhook(user_id=user.id, url=f"http://127.0.0.1:9/{user.name}/off", active=False)
-        )
-    session.flush()
+    users = _users_to_tell(session, told + 1, without_address=2)
     now = utcnow()
     notices = [(user.id, "your_turn", f"{user.name}の手番です") for user in users[:told]]
     runs: list[object] = []

@@ -14,14 +14,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
-    JSON,
     Integer,
     Table,
     bindparam,
     cast,
     func,
     insert,
-    literal_column,
     select,
     update,
 )
@@ -29,7 +27,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app import notify
-from app.db import Loading, Prepared, is_postgres
+from app.db import Loading, Prepared, insert_json_rows, is_postgres
 from app.forum import service as forum
 from app.forum.service import MAX_BODY_CHARS, format_bbs_time
 from app.games import commands as platform
@@ -47,7 +45,7 @@ from app.models import (
     Post,
     SealedCommand,
     User,
-    UTCDateTime,
+    in_utc,
 )
 
 BOT_NAME = "★GM"
@@ -969,7 +967,6 @@ _INSERT_MOVE = Prepared(insert(_MOVES))
 # The game row's UPDATE, built once per set of columns ``save`` passes (its SET clause).
 _UPDATE_GAME = Prepared(update(_GAMES).where(_GAMES.c.id == bindparam("game_id")))
 _INDEXED_GAME_COLUMNS = frozenset(c.name for index in _GAMES.indexes for c in index.columns)
-_UTC = UTCDateTime()
 
 
 def _write_game_row(
@@ -984,15 +981,9 @@ def _write_game_row(
     INSERT goes in the same statement. ``answer``: the bot's reply, written after them (in the
     same statement on PostgreSQL) and returned; ``board``: its ``board_at`` is the number of
     the game's applied moves once these are written."""
-    if moves:
-        # The time as the column's type binds it (aware, in UTC; a naive one is refused,
-        # where JSON would carry it without an offset), written out as text whatever the
-        # serialiser.
-        dialect = session.get_bind().dialect
-        moves = [
-            {**move, "created_at": _iso(_UTC.process_bind_param(move["created_at"], dialect))}
-            for move in moves
-        ]
+    # The time as the column binds it (a naive one refused, where JSON would carry it
+    # without an offset), written out as text whatever the serialiser.
+    moves = [{**move, "created_at": in_utc(move["created_at"]).isoformat()} for move in moves]
     params = {"game_id": game_id, **row}
     if moves:
         params["moves"] = moves
@@ -1013,13 +1004,8 @@ def _write_game_row(
     if answer is None:
         return None
     if board:
-        ((count,),) = _COUNT_MOVES.fetch(session, {"game_id": game_id})
-        answer = {**answer, "board_at": int(count or 0)}
+        answer = {**answer, "board_at": _applied_moves(session, game_id)}
     return forum.write_post(session, answer)
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return moment.isoformat() if moment is not None else None
 
 
 @functools.cache
@@ -1031,11 +1017,8 @@ def _game_row_statement(
 ) -> Prepared:
     """PostgreSQL: the game row's UPDATE (``columns`` set, by ``game_id``), in one statement
     with
-    - the INSERT of the post's moves (``names``: their columns), in a data-modifying WITH.
-      The moves are one JSON parameter, an array of rows (``moves``) read back as rows of the
-      table by ``json_populate_recordset``: a VALUES list of a dozen parameters a move went
-      past psycopg's fifty parameters for three moves, beyond which it parses the query again
-      at every execution, and made one form per number of moves (docs/benchmarks.md, round 16);
+    - the INSERT of the post's moves (``names``: their columns), in a data-modifying WITH,
+      the moves one JSON parameter (``moves``, ``app.db.insert_json_rows``);
     - the INSERT of the bot's reply (``reply``: its columns, parameters named ``reply__`` and
       the column), whose id and ``board_at`` the statement returns. With ``board`` its
       ``board_at`` is the game's applied moves: those already written (a statement reads the
@@ -1047,12 +1030,7 @@ def _game_row_statement(
         .where(_GAMES.c.id == bindparam("game_id"))
         .values({name: bindparam(name, type_=_GAMES.c[name].type) for name in columns})
     )
-    written = None
-    if names is not None:
-        rows = func.json_populate_recordset(
-            literal_column(f"NULL::{_MOVES.name}"), bindparam("moves", type_=JSON())
-        ).table_valued(*names)
-        written = insert(_MOVES).from_select(list(names), select(*(rows.c[n] for n in names)))
+    written = insert_json_rows(_MOVES, names, "moves") if names is not None else None
     if reply is None:
         assert written is not None
         return Prepared(game.add_cte(written.cte("moves_written")), by_params=False)
@@ -1134,7 +1112,11 @@ def board_at(session: Session, sub: Submission, work: Working) -> int | None:
     ?at=N), None for a reply without the board. Called once the moves are saved."""
     if not work.board_shown:
         return None
-    ((count,),) = _COUNT_MOVES.fetch(session, {"game_id": sub.game.id})
+    return _applied_moves(session, sub.game.id)
+
+
+def _applied_moves(session: Session, game_id: int) -> int:
+    ((count,),) = _COUNT_MOVES.fetch(session, {"game_id": game_id})
     return int(count or 0)
 
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from aiosmtpd.controller import Controller
 from pydantic import ValidationError
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from app import accounts, delivery, notify
@@ -504,3 +504,59 @@ def _counting(method: Any, runs: list[object]) -> Any:
         return method(self, session, params)
 
     return counted
+
+
+def test_a_moves_notices_read_each_told_users_address_and_webhooks_by_key(
+    session: Session,
+) -> None:
+    """On PostgreSQL the statement writing a move's notices finds each told user's address,
+    and webhooks, through the user's key, never by reading the whole users table: the planner
+    takes the notices' JSON array for a hundred rows and, joined, hashed every user and
+    webhook at each move, a cost growing with the forum's users (round 18)."""
+    if session.get_bind().dialect.name != "postgresql":
+        pytest.skip("SQLite writes the notices by delivery.queue")
+    session.execute(
+        text(
+            "INSERT INTO users (name, password_hash, is_admin, created_at, email, email_notify)"
+            " SELECT 'm' || left(md5(random()::text), 16) || g, 'x', false, now(),"
+            " 'm@example.test', g % 2 = 0 FROM generate_series(1, 5000) AS g"
+        )
+    )
+    session.execute(
+        text(
+            "INSERT INTO webhooks (user_id, url, created_at, active) SELECT id,"
+            " 'http://127.0.0.1:9/' || id, now(), true FROM users ORDER BY id DESC LIMIT 400"
+        )
+    )
+    session.execute(text("ANALYZE users"))
+    session.execute(text("ANALYZE webhooks"))
+    told = _users_to_tell(session, 2)
+    now = utcnow()
+    notes = [
+        {
+            "user_id": user.id,
+            "game_id": None,
+            "kind": "your_turn",
+            "text": "手番",
+            "url": "/",
+            "created_at": now.isoformat(),
+        }
+        for user in told
+    ]
+    connection = session.connection()
+    form = delivery._WRITE_NOTICES._form(connection.dialect, ())
+    cursor = connection.connection.driver_connection.cursor()
+    cursor.execute(
+        "EXPLAIN (FORMAT JSON) " + form.sql, form.arguments({"notes": notes, "now": now})
+    )
+    plan = cursor.fetchone()[0][0]["Plan"]
+    scans = []
+
+    def walk(node: dict[str, Any]) -> None:
+        if node.get("Relation Name") in ("users", "webhooks"):
+            scans.append((node["Relation Name"], node["Node Type"]))
+        for child in node.get("Plans", []):
+            walk(child)
+
+    walk(plan)
+    assert sorted(scans) == [("users", "Index Scan"), ("webhooks", "Index Scan")]

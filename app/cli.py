@@ -35,6 +35,8 @@ def _prepare_database(settings: Settings) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from app import workers
+
     settings = get_settings()
     if settings.is_sqlite or args.migrate:
         _prepare_database(settings)
@@ -44,6 +46,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(BASE_URL_UNSET, file=sys.stderr)
     else:
         print(f"bbsgm: links in webhooks and mail: {settings.base_url}/")
+    if args.workers > 1 and workers.supported():
+        return workers.serve(args.host, args.port, args.workers, args.log_level)
     uvicorn.run(
         "app.main:app_factory",
         factory=True,

@@ -1,0 +1,123 @@
+"""``bbsgm serve --workers N``: N server processes, each listening on its own socket bound to
+the same address with ``SO_REUSEPORT``, so that the kernel spreads new connections over them.
+
+uvicorn's own workers share one listening socket, and an event loop woken by it accepts every
+connection waiting there at once (asyncio accepts up to the backlog in one go): clients that
+connect together — a browser's keep-alive connections, a script's pool, the benchmark's
+clients — often all landed on one worker, which then did all the work of its connections
+alone, one Python at a time, while the other waited (docs/benchmarks.md, round 18). With a
+socket each, the kernel hashes every new connection to one of them.
+
+The parent process only starts the workers and watches them: a worker that exits is started
+again, unless it did so in the first ``STARTING_SECONDS`` of the command (then the others are
+stopped and the command fails: a worker that cannot start — the database unreachable, the
+settings wrong — will not start the next time either); SIGINT or SIGTERM stops them all, each
+finishing its requests as uvicorn does. Where the system has no ``SO_REUSEPORT``,
+uvicorn's own workers are used.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import socket
+import sys
+import time
+from multiprocessing.process import BaseProcess
+from types import FrameType
+
+STARTING_SECONDS = 30.0  # a worker that exits this soon after the command's start failed to
+STOP_SECONDS = 30.0  # after SIGTERM, how long a worker may take to finish its requests
+WATCH_SECONDS = 0.5
+
+
+def supported() -> bool:
+    return hasattr(socket, "SO_REUSEPORT")
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` that other sockets of this user may bind too; not
+    listening yet (uvicorn makes it listen)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host.strip("[]"), port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _worker(host: str, port: int, log_level: str) -> None:
+    import uvicorn
+
+    sock = listening_socket(host, port)
+    config = uvicorn.Config(
+        "app.main:app_factory",
+        factory=True,
+        host=host,
+        port=port,
+        proxy_headers=True,
+        log_level=log_level,
+    )
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def serve(
+    host: str,
+    port: int,
+    workers: int,
+    log_level: str,
+    starting_seconds: float = STARTING_SECONDS,
+) -> int:
+    """Runs ``workers`` server processes until SIGINT or SIGTERM; the exit status."""
+    # Held, bound and not listening, while the workers run: the address is checked before any
+    # worker starts (a port in use fails here, once), and no other program can take it.
+    reserved = listening_socket(host, port)
+    context = multiprocessing.get_context("spawn")
+    stopping = False
+
+    def start() -> BaseProcess:
+        process = context.Process(target=_worker, args=(host, port, log_level), daemon=False)
+        process.start()
+        return process
+
+    def stop(_signum: int, _frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    began = time.monotonic()
+    running = [start() for _ in range(workers)]
+    status = 0
+    try:
+        while not stopping:
+            time.sleep(WATCH_SECONDS)
+            for index, process in enumerate(running):
+                if process.is_alive() or stopping:
+                    continue
+                if time.monotonic() - began < starting_seconds:
+                    print(
+                        f"bbsgm: a worker exited while starting ({process.exitcode}); stopping",
+                        file=sys.stderr,
+                    )
+                    stopping, status = True, 1
+                    break
+                print(f"bbsgm: a worker exited ({process.exitcode}); starting another")
+                running[index] = start()
+    finally:
+        for process in running:
+            if process.is_alive():
+                process.terminate()  # SIGTERM: uvicorn finishes the requests it has
+        deadline = time.monotonic() + STOP_SECONDS
+        for process in running:
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                process.kill()
+                process.join()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        reserved.close()
+    return status

@@ -8,6 +8,7 @@ and no duplicates). PostgreSQL: psycopg 3; writers lock what they number (a game
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import sqlite3
 import threading
@@ -111,6 +112,22 @@ def _json_bytes(value: Any) -> bytes:
 def _json_text(value: Any) -> str:
     """SQLite keeps JSON as TEXT: bytes would be stored as a BLOB."""
     return _json_bytes(value).decode()
+
+
+def is_local_server(url: str | URL) -> bool:
+    """A PostgreSQL URL whose server is on this host: a Unix socket (no host, or a directory)
+    or a loopback address. As libpq reads it: the URL's host, else ``?host=``, else
+    ``PGHOST``."""
+    parsed = make_url(url)
+    host = parsed.host or parsed.query.get("host") or os.environ.get("PGHOST") or ""
+    if isinstance(host, tuple):  # ?host= given more than once: libpq tries each in turn
+        return all(is_local_server(parsed.set(host=h, query={})) for h in host)
+    if host == "" or host.startswith("/") or host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def is_postgres(session: Session) -> bool:
@@ -299,6 +316,12 @@ def each_statement_commits(session: Session) -> Iterator[None]:
             driver.autocommit = False
 
 
+# PostgreSQL: how long a statement of a write running in the event loop waits for a row lock
+# before it gives up (``Database.loop_session``), so that the write is done again in a worker
+# thread instead and the event loop is never held up longer than this.
+LOOP_LOCK_TIMEOUT_MS = 50
+
+
 class Database:
     """One engine and its session factory; created once per process from the settings."""
 
@@ -307,6 +330,26 @@ class Database:
         self.engine = make_engine(url, **engine_kwargs)
         self.sessionmaker = sessionmaker(self.engine, expire_on_commit=False)
         self._checkpoint_pages: int | None = None  # defer_checkpoints
+        self._loop_sessionmaker: sessionmaker[Session] | None = None  # loop_session
+
+    @contextmanager
+    def loop_session(self) -> Iterator[Session]:
+        """PostgreSQL: a session for a write in the event loop (app/api/turns.py). Its
+        connections are their own (one at a time is all an event loop uses), whose statements
+        give up waiting for a row lock after ``LOOP_LOCK_TIMEOUT_MS`` (``lock_timeout``),
+        raising ``LockNotAvailable`` (psycopg's, or in SQLAlchemy's ``OperationalError``:
+        ``is_lock_timeout``)."""
+        if self._loop_sessionmaker is None:
+            option = f"-c lock_timeout={LOOP_LOCK_TIMEOUT_MS}"
+            given = make_url(self.url).query.get("options")
+            if isinstance(given, str):
+                option = f"{given} {option}"
+            engine = make_engine(
+                self.url, pool_size=1, max_overflow=2, connect_args={"options": option}
+            )
+            self._loop_sessionmaker = sessionmaker(engine, expire_on_commit=False)
+        with self._loop_sessionmaker() as session:
+            yield session
 
     @property
     def is_sqlite(self) -> bool:
@@ -376,6 +419,16 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        if self._loop_sessionmaker is not None:
+            bind = self._loop_sessionmaker.kw["bind"]
+            bind.dispose()
+
+
+def is_lock_timeout(error: BaseException) -> bool:
+    """The error of a statement that gave up waiting for a lock (``lock_timeout``), raised by
+    psycopg or wrapped by SQLAlchemy."""
+    cause = getattr(error, "orig", error)
+    return isinstance(cause, psycopg.errors.LockNotAvailable)
 
 
 class Prepared:

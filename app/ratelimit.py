@@ -306,6 +306,9 @@ def check_post(session: Session, request: Request, user: User) -> None:
     enforce(session, request, _post_rules(request, user))
 
 
+_COUNTED = "bbsgm.post_counted"  # the request's attempt is counted (committed already)
+
+
 @contextlib.contextmanager
 def counting_post(
     session: Session,
@@ -325,7 +328,8 @@ def counting_post(
       inside the post, the counter row of a client address — one row for every post from it —
       stayed locked until the post committed, and posts from one address queued on it. A
       full counter takes the attempt back and answers 429 before any work; a post that fails
-      afterwards stays counted, as an attempt.
+      afterwards stays counted, as an attempt. A post done again (a write in the event loop
+      that gave up waiting for a lock, app/api/turns.py) is not counted again.
     - SQLite runs one transaction at a time anyway: the attempt is counted first, inside the
       post's transaction, and a full counter answers 429 before any work (nothing counted,
       as in ``enforce``). If the post fails (a 4xx, or anything else), its transaction is
@@ -337,6 +341,9 @@ def counting_post(
       the post's own error, never 429).
     """
     if is_postgres(session):
+        if request.scope.get(_COUNTED):  # done again in a worker thread (app/api/turns.py)
+            yield signed_in()
+            return
         with each_statement_commits(session):
             now = time.time()
             counted = _signed_in_and_counted(session, request, token, now) if token else None
@@ -350,6 +357,7 @@ def counting_post(
                 _take_back(session, rules, now)
         if refused is not None:  # after the block: the rollback gives the connection back
             _refuse(session, request, *refused)
+        request.scope[_COUNTED] = True
         yield user
         return
     user = signed_in()

@@ -600,11 +600,13 @@ def test_expired_counters_are_deleted(session: Session) -> None:
 
 
 def _post_request(settings: Settings, host: str) -> Any:
-    """What ``counting_post`` reads of a request: the settings and the client's address."""
+    """What ``counting_post`` reads of a request: the settings, the client's address and the
+    request's scope."""
     return SimpleNamespace(
         app=SimpleNamespace(state=SimpleNamespace(settings=settings)),
         client=SimpleNamespace(host=host),
         state=SimpleNamespace(),
+        scope={},
     )
 
 
@@ -657,20 +659,21 @@ def test_a_full_counter_refuses_a_post_before_its_transaction_and_takes_it_back(
     database: Database, settings: Settings, by_token: bool
 ) -> None:
     limits = settings.model_copy(update={"rate_limits": True, "posts_per_minute_per_account": 2})
-    request = _post_request(limits, f"198.51.100.{random.randint(1, 254)}")
+    host = f"198.51.100.{random.randint(1, 254)}"
     with database.session() as session:
         user = accounts.register(session, unique_name(), "password123")
         token = accounts.issue_token(session, user, "api") if by_token else None
         session.commit()
     key = f"post:user:{user.id}"
     postgres = not database.is_sqlite
-    for _ in range(2):
+    for _ in range(2):  # each post its own request
         with database.session() as session:
             lookup = _no_lookup if by_token and postgres else session.get
             signed_in = functools.partial(lookup, User, user.id)
-            with counting_post(session, request, signed_in, token=token):
+            with counting_post(session, _post_request(limits, host), signed_in, token=token):
                 pass
             session.commit()
+    request = _post_request(limits, host)
     with database.session() as session:
         lookup = _no_lookup if by_token and postgres else session.get
         with (

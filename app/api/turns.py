@@ -18,7 +18,16 @@ tenth of the posts went to threads, each paying the GIL's back and forth, and th
 (round 10). After about a tenth of a second (another process writing, a long transaction) the
 first in line waits in a worker thread as any other writer does, still first in line.
 
-On PostgreSQL, whose workers write side by side, every write runs in a worker thread.
+On PostgreSQL with the server on this host (``Settings.pg_writes_run_in_loop``), a write runs
+in the event loop too, start to end: handing it to a worker thread made every statement's wait
+for the server a hand-over of the GIL between that thread and the event loop, which was a
+tenth of a post's CPU, and the posts a second rose by about as much once it was gone
+(docs/benchmarks.md, round 18). Its statements go to the server over loopback or a Unix
+socket, a tenth of a millisecond each; one that waits for a row lock longer than
+``LOOP_LOCK_TIMEOUT_MS`` (another transaction holds the game, the thread) gives up, and the
+write is done again from the start in a worker thread, where it waits as any other does —
+without counting the attempt a second time. With the server on another host, every write
+runs in a worker thread: the event loop would stop for each round trip.
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app import ratelimit
-from app.db import Database, begin_now
+from app.db import Database, begin_now, is_lock_timeout
 from app.models import User
 from app.web import deps
 
@@ -70,6 +79,13 @@ async def signed_in_write(request: Request, act: Callable[[Session, User], BaseM
 async def in_turn(request: Request, work: Work) -> bytes:
     database: Database = request.app.state.database
     if not database.is_sqlite:
+        if request.app.state.pg_writes_in_loop:
+            try:
+                with database.loop_session() as session:
+                    return work(session, True)
+            except Exception as error:
+                if not is_lock_timeout(error):
+                    raise
         return await run_in_threadpool(_in_thread, database, work)
     async with _line():
         for pause in PAUSES:

@@ -28,11 +28,15 @@ def upgrade() -> None:
         sa.Column("url", sa.String(length=200), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
-            ["game_id"], ["games.id"], name=op.f("fk_notifications_game_id_games"),
+            ["game_id"],
+            ["games.id"],
+            name=op.f("fk_notifications_game_id_games"),
             ondelete="CASCADE",
         ),
         sa.ForeignKeyConstraint(
-            ["user_id"], ["users.id"], name=op.f("fk_notifications_user_id_users"),
+            ["user_id"],
+            ["users.id"],
+            name=op.f("fk_notifications_user_id_users"),
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_notifications")),
@@ -47,7 +51,9 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(
-            ["user_id"], ["users.id"], name=op.f("fk_feed_tokens_user_id_users"),
+            ["user_id"],
+            ["users.id"],
+            name=op.f("fk_feed_tokens_user_id_users"),
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_feed_tokens")),
@@ -98,11 +104,15 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("delivered_at", sa.DateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(
-            ["notification_id"], ["notifications.id"],
-            name=op.f("fk_deliveries_notification_id_notifications"), ondelete="CASCADE",
+            ["notification_id"],
+            ["notifications.id"],
+            name=op.f("fk_deliveries_notification_id_notifications"),
+            ondelete="CASCADE",
         ),
         sa.ForeignKeyConstraint(
-            ["webhook_id"], ["webhooks.id"], name=op.f("fk_deliveries_webhook_id_webhooks"),
+            ["webhook_id"],
+            ["webhooks.id"],
+            name=op.f("fk_deliveries_webhook_id_webhooks"),
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_deliveries")),
@@ -113,7 +123,6 @@ def upgrade() -> None:
             batch_op.f("ix_deliveries_notification_id"), ["notification_id"], unique=False
         )
 
-
     op.create_table(
         "thread_reads",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -122,11 +131,15 @@ def upgrade() -> None:
         sa.Column("last_read", sa.Integer(), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
-            ["thread_id"], ["threads.id"], name=op.f("fk_thread_reads_thread_id_threads"),
+            ["thread_id"],
+            ["threads.id"],
+            name=op.f("fk_thread_reads_thread_id_threads"),
             ondelete="CASCADE",
         ),
         sa.ForeignKeyConstraint(
-            ["user_id"], ["users.id"], name=op.f("fk_thread_reads_user_id_users"),
+            ["user_id"],
+            ["users.id"],
+            name=op.f("fk_thread_reads_user_id_users"),
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_thread_reads")),

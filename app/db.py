@@ -316,10 +316,13 @@ def each_statement_commits(session: Session) -> Iterator[None]:
             driver.autocommit = False
 
 
-# PostgreSQL: how long a statement of a write running in the event loop waits for a row lock
-# before it gives up (``Database.loop_session``), so that the write is done again in a worker
-# thread instead and the event loop is never held up longer than this.
+# PostgreSQL: how long a statement of a write running in the event loop waits for a row lock,
+# and how long it may run in all, before it gives up (``Database.loop_session``), so that the
+# write is done again in a worker thread instead and the event loop is held up no longer. A
+# post's statements take well under a millisecond; a trigram index's pending list merged by
+# one of them took up to 0.3 s (docs/benchmarks.md, round 15).
 LOOP_LOCK_TIMEOUT_MS = 50
+LOOP_STATEMENT_TIMEOUT_MS = 250
 
 
 class Database:
@@ -336,11 +339,15 @@ class Database:
     def loop_session(self) -> Iterator[Session]:
         """PostgreSQL: a session for a write in the event loop (app/api/turns.py). Its
         connections are their own (one at a time is all an event loop uses), whose statements
-        give up waiting for a row lock after ``LOOP_LOCK_TIMEOUT_MS`` (``lock_timeout``),
-        raising ``LockNotAvailable`` (psycopg's, or in SQLAlchemy's ``OperationalError``:
-        ``is_lock_timeout``)."""
+        give up waiting for a row lock after ``LOOP_LOCK_TIMEOUT_MS`` (``lock_timeout``), and
+        running after ``LOOP_STATEMENT_TIMEOUT_MS`` (``statement_timeout``), raising
+        psycopg's ``LockNotAvailable`` or ``QueryCanceled``, or SQLAlchemy's
+        ``OperationalError`` around them (``gave_up_waiting``)."""
         if self._loop_sessionmaker is None:
-            option = f"-c lock_timeout={LOOP_LOCK_TIMEOUT_MS}"
+            option = (
+                f"-c lock_timeout={LOOP_LOCK_TIMEOUT_MS}"
+                f" -c statement_timeout={LOOP_STATEMENT_TIMEOUT_MS}"
+            )
             given = make_url(self.url).query.get("options")
             if isinstance(given, str):
                 option = f"{given} {option}"
@@ -424,11 +431,11 @@ class Database:
             bind.dispose()
 
 
-def is_lock_timeout(error: BaseException) -> bool:
-    """The error of a statement that gave up waiting for a lock (``lock_timeout``), raised by
-    psycopg or wrapped by SQLAlchemy."""
+def gave_up_waiting(error: BaseException) -> bool:
+    """The error of a statement that gave up waiting for a lock (``lock_timeout``) or ran too
+    long (``statement_timeout``), raised by psycopg or wrapped by SQLAlchemy."""
     cause = getattr(error, "orig", error)
-    return isinstance(cause, psycopg.errors.LockNotAvailable)
+    return isinstance(cause, psycopg.errors.LockNotAvailable | psycopg.errors.QueryCanceled)
 
 
 class Prepared:

@@ -14,9 +14,16 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy import select, text
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from app.config import Settings
-from app.db import LOOP_LOCK_TIMEOUT_MS, Database, is_local_server
+from app.db import (
+    LOOP_LOCK_TIMEOUT_MS,
+    LOOP_STATEMENT_TIMEOUT_MS,
+    Database,
+    gave_up_waiting,
+    is_local_server,
+)
 from app.gm import service as gm
 from app.models import RateLimit
 from tests.conftest import LiveServer, api_user
@@ -152,3 +159,27 @@ def test_a_post_in_the_event_loop_that_would_wait_for_a_lock_is_done_in_a_thread
     with database.session() as session:
         hits = session.scalars(select(RateLimit.hits).where(RateLimit.key == key)).all()
     assert sum(hits) == 2  # the thread's first post, and this one once
+
+
+def test_a_statement_in_the_event_loop_gives_up_after_its_time(database: Database) -> None:
+    """The event loop's sessions wait for a row lock ``LOOP_LOCK_TIMEOUT_MS`` at most and run a
+    statement ``LOOP_STATEMENT_TIMEOUT_MS`` at most; both errors send the write to a thread
+    (``gave_up_waiting``), any other does not."""
+    if database.is_sqlite:
+        pytest.skip("PostgreSQL's settings")
+    with database.loop_session() as session:
+        assert session.execute(text("SHOW lock_timeout")).scalar() == f"{LOOP_LOCK_TIMEOUT_MS}ms"
+        assert (
+            session.execute(text("SHOW statement_timeout")).scalar()
+            == f"{LOOP_STATEMENT_TIMEOUT_MS}ms"
+        )
+        with pytest.raises(OperationalError) as slow:
+            session.execute(text("SELECT pg_sleep(:s)"), {"s": LOOP_STATEMENT_TIMEOUT_MS / 500})
+        assert gave_up_waiting(slow.value)
+        session.rollback()
+        with pytest.raises(DBAPIError) as wrong:
+            session.execute(text("SELECT 1 / 0"))
+        assert not gave_up_waiting(wrong.value)
+        session.rollback()
+    with database.session() as session:  # the pool's own sessions are not limited
+        assert session.execute(text("SHOW lock_timeout")).scalar() == "0"

@@ -24,10 +24,12 @@ for the server a hand-over of the GIL between that thread and the event loop, wh
 tenth of a post's CPU, and the posts a second rose by about as much once it was gone
 (docs/benchmarks.md, round 18). Its statements go to the server over loopback or a Unix
 socket, a tenth of a millisecond each; one that waits for a row lock longer than
-``LOOP_LOCK_TIMEOUT_MS`` (another transaction holds the game, the thread) gives up, and the
-write is done again from the start in a worker thread, where it waits as any other does —
-without counting the attempt a second time. With the server on another host, every write
-runs in a worker thread: the event loop would stop for each round trip.
+``LOOP_LOCK_TIMEOUT_MS`` (another transaction holds the game, the thread), or runs longer than
+``LOOP_STATEMENT_TIMEOUT_MS``, gives up, and the write is done again from the start in a worker
+thread, where it waits as any other does — without counting the attempt a second time. With
+the server on another host, every write runs in a worker thread: the event loop would stop for
+each round trip. What this leaves: a server that stops answering altogether holds the event
+loop until the connection's ``tcp_user_timeout`` (30 s) where it held a worker thread.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app import ratelimit
-from app.db import Database, begin_now, is_lock_timeout
+from app.db import Database, begin_now, gave_up_waiting
 from app.models import User
 from app.web import deps
 
@@ -84,7 +86,7 @@ async def in_turn(request: Request, work: Work) -> bytes:
                 with database.loop_session() as session:
                     return work(session, True)
             except Exception as error:
-                if not is_lock_timeout(error):
+                if not gave_up_waiting(error):
                     raise
         return await run_in_threadpool(_in_thread, database, work)
     async with _line():

@@ -18,10 +18,13 @@ uvicorn's own workers are used.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
 import signal
 import socket
 import sys
+import threading
 import time
 from multiprocessing.process import BaseProcess
 from types import FrameType
@@ -29,10 +32,11 @@ from types import FrameType
 STARTING_SECONDS = 30.0  # a worker that exits this soon after the command's start failed to
 STOP_SECONDS = 30.0  # after SIGTERM, how long a worker may take to finish its requests
 WATCH_SECONDS = 0.5
+RESTART_PAUSES = (1.0, 60.0)  # the first pause before a replacement that exits soon, the most
 
 
 def supported() -> bool:
-    return hasattr(socket, "SO_REUSEPORT")
+    return sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -50,9 +54,29 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _worker(host: str, port: int, log_level: str) -> None:
+def _answering(host: str, port: int) -> bool:
+    """Something accepts connections at ``host:port`` (``0.0.0.0`` and ``::`` asked on
+    loopback)."""
+    target = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host.strip("[]"))
+    try:
+        with socket.create_connection((target, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    """In a worker: stop (SIGTERM, as the parent would) once the parent is gone — killed
+    without the chance to stop its workers, which would otherwise keep the address."""
+    while os.getppid() == parent:
+        time.sleep(1)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _worker(host: str, port: int, log_level: str, parent: int) -> None:
     import uvicorn
 
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     sock = listening_socket(host, port)
     config = uvicorn.Config(
         "app.main:app_factory",
@@ -73,16 +97,22 @@ def serve(
     starting_seconds: float = STARTING_SECONDS,
 ) -> int:
     """Runs ``workers`` server processes until SIGINT or SIGTERM; the exit status."""
-    # Held, bound and not listening, while the workers run: the address is checked before any
-    # worker starts (a port in use fails here, once), and no other program can take it.
+    if port and _answering(host, port):
+        print(f"bbsgm: {host}:{port} is in use", file=sys.stderr)
+        return 1
+    # Held, bound and not listening, while the workers run: a port in use fails here, once,
+    # before any worker starts (and port 0 becomes one port for all the workers).
     reserved = listening_socket(host, port)
+    port = reserved.getsockname()[1]
     context = multiprocessing.get_context("spawn")
     stopping = False
 
-    def start() -> BaseProcess:
-        process = context.Process(target=_worker, args=(host, port, log_level), daemon=False)
+    def start() -> tuple[BaseProcess, float]:
+        process = context.Process(
+            target=_worker, args=(host, port, log_level, os.getpid()), daemon=False
+        )
         process.start()
-        return process
+        return process, time.monotonic()
 
     def stop(_signum: int, _frame: FrameType | None) -> None:
         nonlocal stopping
@@ -90,12 +120,14 @@ def serve(
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     began = time.monotonic()
-    running = [start() for _ in range(workers)]
+    running: list[tuple[BaseProcess, float]] = []
+    pause = RESTART_PAUSES[0]
     status = 0
     try:
+        running = [start() for _ in range(workers)]
         while not stopping:
             time.sleep(WATCH_SECONDS)
-            for index, process in enumerate(running):
+            for index, (process, started) in enumerate(running):
                 if process.is_alive() or stopping:
                     continue
                 if time.monotonic() - began < starting_seconds:
@@ -105,19 +137,30 @@ def serve(
                     )
                     stopping, status = True, 1
                     break
+                if time.monotonic() - started < STARTING_SECONDS:  # its replacement too: wait
+                    print(f"bbsgm: a worker exited again; the next in {pause:.0f} s")
+                    deadline = time.monotonic() + pause
+                    while not stopping and time.monotonic() < deadline:
+                        time.sleep(WATCH_SECONDS)
+                    pause = min(pause * 2, RESTART_PAUSES[1])
+                else:
+                    pause = RESTART_PAUSES[0]
+                if stopping:
+                    break
                 print(f"bbsgm: a worker exited ({process.exitcode}); starting another")
                 running[index] = start()
     finally:
-        for process in running:
+        for process, _started in running:
             if process.is_alive():
                 process.terminate()  # SIGTERM: uvicorn finishes the requests it has
         deadline = time.monotonic() + STOP_SECONDS
-        for process in running:
+        for process, _started in running:
             process.join(max(0.0, deadline - time.monotonic()))
             if process.is_alive():
                 process.kill()
                 process.join()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        reserved.close()
+        with contextlib.suppress(OSError):
+            reserved.close()
     return status

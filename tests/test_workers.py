@@ -224,3 +224,33 @@ def test_a_worker_that_cannot_start_stops_the_command(tmp_path: Path) -> None:
     )
     assert finished.returncode == 1
     assert b"a worker exited while starting" in finished.stderr
+
+
+def test_the_workers_stop_when_their_parent_is_killed(two_workers: Served) -> None:
+    """Killed without the chance to stop them, the parent leaves no worker holding the address
+    (each watches its parent and stops itself)."""
+    orphans = two_workers.workers()
+    os.kill(two_workers.process.pid, signal.SIGKILL)
+    two_workers.process.wait()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in orphans):
+        time.sleep(0.1)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in orphans)
+
+
+def test_a_second_server_on_the_same_address_is_refused(two_workers: Served) -> None:
+    """Both would bind with SO_REUSEPORT and split the connections: the second refuses."""
+    port = two_workers.port
+    finished = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from app import workers; "
+            f"sys.exit(workers.serve('127.0.0.1', {port}, 2, 'warning'))",
+        ],
+        capture_output=True,
+        timeout=60,
+    )
+    assert finished.returncode == 1
+    assert b"is in use" in finished.stderr
+    assert httpx.get(two_workers.url + "/api/boards", timeout=10).status_code == 200

@@ -57,7 +57,14 @@ from sqlalchemy.orm import Session
 
 from app import accounts, i18n
 from app.config import Settings
-from app.db import Loading, Prepared, begin_now, each_statement_commits, is_postgres
+from app.db import (
+    Loading,
+    Prepared,
+    begin_now,
+    each_statement_commits,
+    gave_up_waiting,
+    is_postgres,
+)
 from app.errors import ServiceError
 from app.models import ApiToken, RateLimit, User
 
@@ -162,7 +169,7 @@ def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, in
             current[key], previous[key] = hits, earlier or 0
     if 1 in current.values():
         # A key's first attempt in a window: a good moment to drop every counter that expired.
-        session.connection().execute(_EXPIRED, {"now": int(now)})
+        _drop_expired(session, now)
     for rule in rules:
         wait = _wait_if_over(rule, previous[rule.key], current[rule.key], now - starts[rule.key])
         if wait is not None:
@@ -188,6 +195,19 @@ def hit(session: Session, key: str, limit: int, window: int, now: float) -> int 
         return None
     _take_back(session, rules, now)
     return refused[1]
+
+
+def _drop_expired(session: Session, now: float) -> None:
+    """Deletes every counter that expired. Best effort in the event loop, whose statements
+    give up waiting for a lock (app/api/turns.py; there each statement commits as it runs, so
+    one given up leaves nothing behind): another process dropping the same rows at the same
+    moment must not send an attempt already counted to a worker thread to be counted again."""
+    try:
+        session.connection().execute(_EXPIRED, {"now": int(now)})
+    except Exception as error:
+        if not gave_up_waiting(error):
+            raise
+        log.info("expired counters left for the next attempt: %s", error)
 
 
 def _take_back(session: Session, rules: Sequence[Rule], now: float) -> None:
@@ -341,7 +361,10 @@ def counting_post(
       the post's own error, never 429).
     """
     if is_postgres(session):
-        if request.scope.get(_COUNTED):  # done again in a worker thread (app/api/turns.py)
+        done = request.scope.get(_COUNTED)
+        if done is not None:  # done again in a worker thread (app/api/turns.py)
+            if done:  # refused the first time: refused again, nothing counted again
+                _refuse(session, request, *done)
             yield signed_in()
             return
         with each_statement_commits(session):
@@ -353,11 +376,13 @@ def counting_post(
                 user = signed_in()
                 rules = _active(request, _post_rules(request, user))
                 refused = count(session, rules, now) if rules else None
+            # Counted (committed): a post done again must not count it twice, even if what
+            # follows gives up in the event loop.
+            request.scope[_COUNTED] = refused or ()
             if refused is not None:
                 _take_back(session, rules, now)
         if refused is not None:  # after the block: the rollback gives the connection back
             _refuse(session, request, *refused)
-        request.scope[_COUNTED] = True
         yield user
         return
     user = signed_in()
@@ -418,7 +443,7 @@ def _signed_in_and_counted(
     if {rule.key for rule in rules} != current.keys():  # the statement counts what the rules say
         raise RuntimeError(f"counted {sorted(current)} for the rules {[r.key for r in rules]}")
     if 1 in current.values():  # as ``count``: a key's first attempt in a window
-        session.connection().execute(_EXPIRED, {"now": int(now)})
+        _drop_expired(session, now)
     for rule in rules:
         start = int(now // rule.window) * rule.window
         wait = _wait_if_over(rule, previous[rule.key], current[rule.key], now - start)

@@ -30,7 +30,7 @@ from sqlalchemy import event, select, text, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from app import accounts, i18n
+from app import accounts, i18n, ratelimit
 from app import db as app_db
 from app.api import turns
 from app.config import Settings
@@ -843,3 +843,60 @@ def test_the_pool_keeps_a_connection_for_every_request_let_in(settings: Settings
         assert len(opened) - before == 0 and len(opened) == 12
     finally:
         database.dispose()
+
+
+@pytest.mark.parametrize("refused", [False, True])
+def test_a_post_done_again_in_a_thread_is_not_counted_again(
+    database: Database, settings: Settings, refused: bool
+) -> None:
+    """PostgreSQL: a post written in the event loop that gave up waiting (app/api/turns.py) is
+    done again in a worker thread with the same request. Its attempt was counted the first
+    time, so the second only signs in — or, if the first was refused, refuses again — and
+    counts nothing."""
+    if database.is_sqlite:
+        pytest.skip("SQLite counts inside the post's own transaction")
+    limits = settings.model_copy(
+        update={"rate_limits": True, "posts_per_minute_per_account": 1 if refused else 100}
+    )
+    host = f"192.0.2.{random.randint(1, 254)}"
+    with database.session() as session:
+        user = accounts.register(session, unique_name(), "password123")
+        session.commit()
+    key = f"post:user:{user.id}"
+    if refused:  # the one attempt of the minute, before
+        with database.session() as session:
+            with counting_post(session, _post_request(limits, host), lambda: user):
+                pass
+            session.commit()
+    request = _post_request(limits, host)
+    for attempt in range(2):  # the first try, then the try again with the same request
+        with database.session() as session:
+            signed_in = functools.partial(session.get, User, user.id)
+            if refused:
+                with pytest.raises(RateLimited), counting_post(session, request, signed_in):
+                    raise AssertionError("refused before the post")
+            else:
+                with counting_post(session, request, signed_in) as got:
+                    assert got.id == user.id
+                session.rollback() if attempt == 0 else session.commit()
+    assert _counts(database, [key]) == {key: 1}
+
+
+def test_dropping_expired_counters_is_left_for_later_when_it_would_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In the event loop a statement gives up waiting for a lock; dropping the expired counters
+    (done after an attempt is counted) then waits for the next attempt instead of sending a
+    counted post to be counted again. Any other error still surfaces."""
+
+    def failing(error: Exception) -> Any:
+        def execute(*_args: object) -> None:
+            raise error
+
+        connection = SimpleNamespace(execute=execute)
+        return SimpleNamespace(connection=lambda: connection)
+
+    lock_wait = psycopg.errors.LockNotAvailable("canceling statement due to lock timeout")
+    ratelimit._drop_expired(failing(lock_wait), time.time())
+    with pytest.raises(ZeroDivisionError):
+        ratelimit._drop_expired(failing(ZeroDivisionError()), time.time())

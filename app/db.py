@@ -116,12 +116,25 @@ def _json_text(value: Any) -> str:
 
 def is_local_server(url: str | URL) -> bool:
     """A PostgreSQL URL whose server is on this host: a Unix socket (no host, or a directory)
-    or a loopback address. As libpq reads it: the URL's host, else ``?host=``, else
-    ``PGHOST``."""
+    or a loopback address. As libpq reads it: ``hostaddr`` (the URL's or ``PGHOSTADDR``) where
+    given, else the URL's host, else ``?host=``, else ``PGHOST``; a list (``a,b`` or the
+    parameter given twice) only if every entry is local."""
     parsed = make_url(url)
-    host = parsed.host or parsed.query.get("host") or os.environ.get("PGHOST") or ""
-    if isinstance(host, tuple):  # ?host= given more than once: libpq tries each in turn
-        return all(is_local_server(parsed.set(host=h, query={})) for h in host)
+    query = parsed.query
+    given = (
+        query.get("hostaddr")
+        or os.environ.get("PGHOSTADDR")
+        or parsed.host
+        or query.get("host")
+        or os.environ.get("PGHOST")
+        or ""
+    )
+    hosts = [given] if isinstance(given, str) else list(given)
+    return all(_is_local_host(host) for entry in hosts for host in entry.split(","))
+
+
+def _is_local_host(host: str) -> bool:
+    host = host.strip()
     if host == "" or host.startswith("/") or host == "localhost":
         return True
     try:
@@ -348,8 +361,11 @@ class Database:
                 f"-c lock_timeout={LOOP_LOCK_TIMEOUT_MS}"
                 f" -c statement_timeout={LOOP_STATEMENT_TIMEOUT_MS}"
             )
-            given = make_url(self.url).query.get("options")
-            if isinstance(given, str):
+            # libpq reads PGOPTIONS only when no ``options`` is given: keep what either says.
+            given = make_url(self.url).query.get("options") or os.environ.get("PGOPTIONS")
+            if isinstance(given, tuple):
+                given = " ".join(given)
+            if given:
                 option = f"{given} {option}"
             engine = make_engine(
                 self.url, pool_size=1, max_overflow=2, connect_args={"options": option}

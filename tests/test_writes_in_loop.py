@@ -6,6 +6,7 @@ counted once."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
@@ -41,12 +42,17 @@ from tests.conftest import LiveServer, api_user
         ("postgresql+psycopg://u@db.example.org/bbsgm", False),
         ("postgresql+psycopg://u@10.0.0.5/bbsgm", False),
         ("postgresql+psycopg:///bbsgm?host=10.0.0.5", False),
+        ("postgresql+psycopg:///bbsgm?host=/tmp,db.example.org", False),  # libpq's list
+        ("postgresql+psycopg:///bbsgm?host=/tmp,127.0.0.1", True),
+        ("postgresql+psycopg://u@db.example.org/bbsgm?hostaddr=127.0.0.1", True),
+        ("postgresql+psycopg://u@localhost/bbsgm?hostaddr=10.0.0.5", False),
     ],
 )
 def test_auto_writes_in_the_event_loop_only_when_the_server_is_on_this_host(
     url: str, local: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("PGHOST", raising=False)
+    monkeypatch.delenv("PGHOSTADDR", raising=False)
     assert is_local_server(url) is local
     assert Settings(database_url=url).pg_writes_run_in_loop is local
     assert Settings(database_url=url, pg_writes_in_loop="on").pg_writes_run_in_loop
@@ -183,3 +189,35 @@ def test_a_statement_in_the_event_loop_gives_up_after_its_time(database: Databas
         session.rollback()
     with database.session() as session:  # the pool's own sessions are not limited
         assert session.execute(text("SHOW lock_timeout")).scalar() == "0"
+
+
+def test_when_the_event_loops_connection_is_refused_the_process_writes_in_threads(
+    served: httpx.Client,
+    mode: str,
+    where_posts_ran: list[bool],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A connection pooler that refuses the loop's ``options``, say: the post is written in a
+    worker thread, and so is every later one, without asking again."""
+    if mode != "auto":
+        pytest.skip("the event loop's way only")
+    asked: list[int] = []
+
+    class Refused:
+        def connection(self) -> None:
+            asked.append(1)
+            raise OperationalError("connect", {}, Exception("unsupported startup parameter"))
+
+    @contextlib.contextmanager
+    def refusing(_self: Database) -> Iterator[Any]:
+        yield Refused()
+
+    monkeypatch.setattr(Database, "loop_session", refusing)
+    alice = api_user(served)
+    thread_id = alice.post("/api/boards/chat/threads", {"title": "t", "body": "1"}).json()["id"]
+    for number in (2, 3):
+        answer = alice.post(f"/api/threads/{thread_id}/posts", {"body": str(number)})
+        assert answer.status_code == 201, answer.text
+        assert answer.json()["post"]["number"] == number
+    assert where_posts_ran == [False, False]
+    assert asked == [1]

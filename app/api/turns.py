@@ -28,14 +28,17 @@ socket, a tenth of a millisecond each; one that waits for a row lock longer than
 ``LOOP_STATEMENT_TIMEOUT_MS``, gives up, and the write is done again from the start in a worker
 thread, where it waits as any other does — without counting the attempt a second time. With
 the server on another host, every write runs in a worker thread: the event loop would stop for
-each round trip. What this leaves: a server that stops answering altogether holds the event
-loop until the connection's ``tcp_user_timeout`` (30 s) where it held a worker thread.
+each round trip. What this leaves unbounded: each statement may run up to its limit; COMMIT's
+wait for a synchronous standby; a server that stops answering altogether holds the event loop
+until the connection's ``tcp_user_timeout`` (30 s) where it held a worker thread
+(docs/security.md: ``BBSGM_PG_WRITES_IN_LOOP=off`` for those setups).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import weakref
 from collections.abc import Callable
 
@@ -54,6 +57,7 @@ from app.web import deps
 # write lock (app/ratelimit.py, ``counting_post``).
 Work = Callable[[Session, bool], bytes]
 
+log = logging.getLogger("bbsgm.turns")
 PAUSES = (0.0005, 0.001, *(0.002,) * 50)
 _LINES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
     weakref.WeakKeyDictionary()
@@ -84,7 +88,15 @@ async def in_turn(request: Request, work: Work) -> bytes:
         if request.app.state.pg_writes_in_loop:
             try:
                 with database.loop_session() as session:
-                    return work(session, True)
+                    try:
+                        session.connection()  # the event loop's own connection, opened if new
+                    except Exception:
+                        # Refused (a connection pooler that takes no ``options``, say): this
+                        # process writes in worker threads from now on.
+                        log.warning("PostgreSQL writes leave the event loop", exc_info=True)
+                        request.app.state.pg_writes_in_loop = False
+                    else:
+                        return work(session, True)
             except Exception as error:
                 if not gave_up_waiting(error):
                     raise

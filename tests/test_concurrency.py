@@ -4,7 +4,6 @@ server and across several worker processes sharing only the database."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ import httpx
 import pytest
 
 from app.config import Settings
-from tests.conftest import ApiUser, api_user
+from tests.conftest import ApiUser, _free_port, api_user
 
 POSTERS = 8
 POSTS_EACH = 6
@@ -54,13 +53,6 @@ def test_concurrent_posts_get_unique_gapless_numbers(client: httpx.Client) -> No
     )
     numbers = hammer(str(client.base_url), users, thread_id)
     assert_gapless(client, thread_id, numbers)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @pytest.fixture

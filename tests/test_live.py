@@ -159,7 +159,7 @@ def test_postgres_notify_reaches_another_process(
 
     if not settings.database_url.startswith("postgresql"):
         pytest.skip("LISTEN/NOTIFY is PostgreSQL's; SQLite serves one process")
-    from tests.test_concurrency import _free_port
+    from tests.conftest import _free_port
 
     user, thread_id = thread
     port = _free_port()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ from sqlalchemy import select
 from app import accounts
 from app.db import Database
 from app.models import Post, Thread, User
-from tests.conftest import ApiUser, unique_name
+from tests.conftest import ApiUser, _free_port, unique_name
 
 _PASSWORD_HASH: list[str] = []
 
@@ -71,13 +70,6 @@ def session_cookie(database: Database, name: str) -> str:
         return token
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def serve_env(database_url: str, secret: str, **settings: str) -> dict[str, str]:
     """The environment of a `bbsgm serve` for tests: no background runners, no rate limits
     unless ``settings`` (BBSGM_* names without the prefix, lower case) say otherwise."""
@@ -100,7 +92,7 @@ class ServeProcess:
         self.env = env
         self.workers = workers
         self.log_path = log
-        self.port = free_port()
+        self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
 

@@ -17,16 +17,9 @@ import httpx
 import pytest
 
 from app import workers
-from tests.conftest import TEST_SECRET
+from tests.conftest import TEST_SECRET, _free_port
 
 pytestmark = pytest.mark.skipif(not workers.supported(), reason="needs SO_REUSEPORT")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class Served:
@@ -87,15 +80,20 @@ class Served:
         raise RuntimeError(f"not serving: {self.log.read_text()[-3000:]}")
 
 
-def _serve(tmp_path: Path, *command: str) -> Iterator[Served]:
-    port = _free_port()
-    env = {
+def _env(tmp_path: Path, **settings: str) -> dict[str, str]:
+    """The environment of a served command: its own SQLite file, the tests' key, ``settings``
+    (``BBSGM_*``)."""
+    return {
         **os.environ,
         "BBSGM_DATABASE_URL": f"sqlite:///{tmp_path / 'workers.db'}",
         "BBSGM_SECRET_KEY": TEST_SECRET,
-        "BBSGM_TICK_SECONDS": "0",
-        "BBSGM_DELIVER_SECONDS": "0",
+        **{f"BBSGM_{name.upper()}": value for name, value in settings.items()},
     }
+
+
+def _serve(tmp_path: Path, *command: str) -> Iterator[Served]:
+    port = _free_port()
+    env = _env(tmp_path, tick_seconds="0", deliver_seconds="0")
     log = tmp_path / "serve.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -205,12 +203,7 @@ def test_a_worker_that_dies_is_replaced_and_sigterm_stops_them_all(tmp_path: Pat
 def test_a_worker_that_cannot_start_stops_the_command(tmp_path: Path) -> None:
     """The settings are wrong: the workers exit while starting, the command fails."""
     port = _free_port()
-    env = {
-        **os.environ,
-        "BBSGM_DATABASE_URL": f"sqlite:///{tmp_path / 'workers.db'}",
-        "BBSGM_SECRET_KEY": TEST_SECRET,
-        "BBSGM_THREADS_PER_PAGE": "0",
-    }
+    env = _env(tmp_path, threads_per_page="0")
     finished = subprocess.run(
         [
             sys.executable,

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import logging
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,7 +25,8 @@ from app.api.archive import router as archive_api_router
 from app.api.cards import router as cards_api_router
 from app.api.games import router as games_api_router
 from app.api.routes import router as api_router
-from app.archive.search import index_pending
+from app.api.turns import write_line
+from app.archive.search import INDEX_BATCH, index_batch
 from app.config import Settings, get_settings
 from app.db import Database, is_sqlite_file
 from app.delivery import deliver_due
@@ -238,9 +240,37 @@ async def index_runner(app: FastAPI, every: float) -> None:
     while True:
         await asyncio.sleep(every)
         try:
-            await run_in_threadpool(index_pending, app.state.database)
+            await index_run(app.state.database)
         except Exception:
             log.exception("search indexing failed")
+
+
+# After a batch of the search indexer, the posts have the line of writes to themselves for
+# this many times as long as the batch held it (index_run).
+INDEX_YIELD = 4
+
+
+async def index_run(database: Database) -> int:
+    """The backlog of the search index worked off, a batch at a time; returns how many posts
+    it passed.
+
+    Each batch takes its turn in the event loop's line of writes (``turns.write_line``), and
+    the next one waits ``INDEX_YIELD`` times as long as this one held the line: the posts
+    keep four fifths of it while the backlog lasts. A second's posts indexed back to back in
+    a worker thread, as before, kept the write lock a tenth of a second at a time, and every
+    post of that moment waited for all of it (docs/benchmarks.md, round 19). The run stops at
+    a batch that comes back short: the posts stored meanwhile wait for the next run, not a
+    small batch each."""
+    total = 0
+    while True:
+        async with write_line():
+            start = time.perf_counter()
+            done = await run_in_threadpool(index_batch, database)
+            held = time.perf_counter() - start
+        total += done
+        if done < INDEX_BATCH:
+            return total
+        await asyncio.sleep(held * INDEX_YIELD)
 
 
 # With the checkpoint runner, a commit checkpoints only if the WAL has grown past this many

@@ -3,6 +3,8 @@ words through a trigram index, the short-query fallback, あぼーん and sealed
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from datetime import UTC, datetime
 
@@ -11,6 +13,8 @@ import pytest
 from sqlalchemy import insert, text
 from sqlalchemy.orm import Session
 
+from app import main as app_main
+from app.api.turns import write_line
 from app.archive import search as archive_search
 from app.archive.search import MAX_HITS, SHORT_SCAN_WINDOW, search
 from app.db import Database
@@ -312,3 +316,126 @@ def test_the_server_indexes_new_posts_in_the_background(
         assert time.monotonic() < deadline, "the background indexer never indexed the post"
         time.sleep(0.05)
     assert found == 1
+
+
+class _Batches:
+    """Stands in for ``index_batch`` in ``app.main.index_run``: returns ``counts`` in turn and
+    notes, at each call, whether the event loop's line of writes was held and what had
+    happened before (``events``)."""
+
+    def __init__(self, counts: list[int], line: asyncio.Lock, seconds: float = 0.0) -> None:
+        self.counts = counts
+        self.line = line
+        self.seconds = seconds
+        self.events: list[str] = []
+        self.line_held: list[bool] = []
+        self.calls = 0
+
+    def __call__(self, database: Database) -> int:
+        self.line_held.append(self.line.locked())
+        self.events.append("batch")
+        time.sleep(self.seconds)
+        self.calls += 1
+        return self.counts[self.calls - 1]
+
+
+class _Pauses:
+    """``app.main``'s ``asyncio`` in these tests: its sleeps are noted and not slept."""
+
+    def __init__(self) -> None:
+        self.slept: list[float] = []
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        await asyncio.sleep(0)
+
+
+def test_each_batch_of_the_background_indexer_takes_its_turn_in_the_line_of_writes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A batch runs while it holds the event loop's line of writes, and lets it go before the
+    next one: a post that came during a batch is done before the next batch begins."""
+    monkeypatch.setattr(app_main, "asyncio", _Pauses())
+    full = archive_search.INDEX_BATCH
+
+    async def run() -> tuple[_Batches, int]:
+        loop = asyncio.get_running_loop()
+        batches = _Batches([full, full, 3], write_line())
+        asked = threading.Event()
+
+        async def post() -> None:
+            asked.set()
+            async with write_line():
+                batches.events.append("post")
+
+        def first_batch_with_a_post_coming(database: Database) -> int:
+            if batches.calls == 0:
+                loop.call_soon_threadsafe(lambda: loop.create_task(post()))
+                assert asked.wait(10), "the post never started"
+            return batches(database)
+
+        monkeypatch.setattr(app_main, "index_batch", first_batch_with_a_post_coming)
+        total = await app_main.index_run(Database("sqlite://"))
+        return batches, total
+
+    batches, total = asyncio.run(run())
+    assert total == 2 * full + 3
+    assert batches.line_held == [True, True, True]
+    assert batches.events == ["batch", "post", "batch", "batch"]
+
+
+def test_the_background_indexer_leaves_the_line_to_the_posts_four_times_as_long_as_a_batch_held_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pauses = _Pauses()
+    monkeypatch.setattr(app_main, "asyncio", pauses)
+    full, held = archive_search.INDEX_BATCH, 0.02
+
+    async def run() -> None:
+        batches = _Batches([full, full, full - 1], write_line(), seconds=held)
+        monkeypatch.setattr(app_main, "index_batch", batches)
+        await app_main.index_run(Database("sqlite://"))
+
+    asyncio.run(run())
+    assert app_main.INDEX_YIELD == 4
+    assert len(pauses.slept) == 2  # after each full batch; none after the short one
+    assert all(pause >= 4 * held for pause in pauses.slept)
+
+
+def test_a_run_of_the_background_indexer_stops_at_a_short_batch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The posts stored while a run worked off the backlog wait for the next run, instead of
+    a small batch each as they come."""
+    monkeypatch.setattr(app_main, "asyncio", _Pauses())
+    full = archive_search.INDEX_BATCH
+
+    async def run() -> _Batches:
+        batches = _Batches([full, full - 1, full, full], write_line())
+        monkeypatch.setattr(app_main, "index_batch", batches)
+        assert await app_main.index_run(Database("sqlite://")) == 2 * full - 1
+        return batches
+
+    assert asyncio.run(run()).calls == 2
+
+
+def test_a_run_of_the_background_indexer_indexes_the_whole_backlog(database: Database) -> None:
+    """The real batches, committed as the server commits them: every post stored before the
+    run is in the index after it."""
+    if database.engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL's trigram index is kept by the database, inside the transaction")
+    archive_search.index_pending(database)  # whatever other tests left
+    word = unique_words(8)
+    count = archive_search.INDEX_BATCH * 2 + 5
+    with database.session() as session:
+        user = make_user(session, "indexrun")
+        new_thread(session, user, "溜まった", *(f"{word} {i}" for i in range(count)))
+        session.commit()
+    assert asyncio.run(app_main.index_run(database)) == count
+    with database.session() as session:
+        assert archive_search.index_backlog(session) == 0
+        match = {"m": f'"{word}"'}
+        found = session.scalar(
+            text("SELECT count(*) FROM fts_posts WHERE fts_posts MATCH :m"), match
+        )
+    assert found == count

@@ -87,17 +87,22 @@ def index_backlog(session: Session, batch: int = 2**62) -> int:
     return int(count)
 
 
+def index_batch(database: Database) -> int:
+    """One batch of the backlog (up to ``INDEX_BATCH`` posts) indexed and committed; returns
+    how many posts it passed, 0 when nothing was left."""
+    with database.session() as session:
+        done = index_backlog(session, INDEX_BATCH)
+        session.commit()
+    return done
+
+
 def index_pending(database: Database) -> int:
-    """The server's background indexer: every post not yet indexed, a batch per transaction
-    so that posts are not kept waiting for the write lock. Returns how many it passed."""
+    """Every post not yet indexed, a batch per transaction so that posts are not kept waiting
+    for the write lock. Returns how many it passed."""
     total = 0
-    while True:
-        with database.session() as session:
-            done = index_backlog(session, INDEX_BATCH)
-            session.commit()
-        if not done:
-            return total
+    while done := index_batch(database):
         total += done
+    return total
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,16 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import httpx
 import pytest
+from fastapi import Request
 from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from app.api import turns
 from app.config import Settings
 from app.db import (
     LOOP_LOCK_TIMEOUT_MS,
@@ -221,3 +224,28 @@ def test_when_the_event_loops_connection_is_refused_the_process_writes_in_thread
         assert answer.json()["post"]["number"] == number
     assert where_posts_ran == [False, False]
     assert asked == [1]
+
+
+def test_a_write_in_the_event_loop_lets_what_arrived_before_it_go_first(
+    database: Database,
+) -> None:
+    """Fairness: a write about to run in the event loop first gives the loop a turn, so the
+    requests already waiting there (here: a callback queued before it) are taken in before
+    the write holds the loop for its whole transaction."""
+    if database.is_sqlite:
+        pytest.skip("PostgreSQL's way; SQLite's writes take turns in the event loop's line")
+    order: list[str] = []
+
+    def work(session: Any, in_loop: bool) -> bytes:
+        order.append("write")
+        assert in_loop
+        return b""
+
+    async def main() -> None:
+        state = SimpleNamespace(database=database, pg_writes_in_loop=True)
+        request = cast(Request, SimpleNamespace(app=SimpleNamespace(state=state)))
+        asyncio.get_running_loop().call_soon(order.append, "arrived")
+        await turns.in_turn(request, work)
+
+    asyncio.run(main())
+    assert order == ["arrived", "write"]

@@ -23,9 +23,14 @@ On PostgreSQL with the server on this host (``Settings.pg_writes_run_in_loop``),
 in the event loop too, start to end: handing it to a worker thread made every statement's wait
 for the server a hand-over of the GIL between that thread and the event loop, which was a
 tenth of a post's CPU, and the posts a second rose by about as much once it was gone
-(docs/benchmarks.md, round 18). Its statements go to the server over loopback or a Unix
-socket, a tenth of a millisecond each; one that waits for a row lock longer than
-``LOOP_LOCK_TIMEOUT_MS`` (another transaction holds the game, the thread), or runs longer than
+(docs/benchmarks.md, round 18). A write first gives the event loop a turn to take in the
+requests that arrived meanwhile: run at once, the writes of one turn of the loop went one after
+another before it looked at its sockets again, and a client whose request came just after the
+look waited for the whole next turn, every time — at 16 clients, two posted at half the rate
+of the others, and the p99 was 2.5 times the p50 (round 19). Its statements go to the
+server over loopback or a Unix socket, a tenth of a millisecond each; one that waits for a
+row lock longer than ``LOOP_LOCK_TIMEOUT_MS`` (another transaction holds the game, the
+thread), or runs longer than
 ``LOOP_STATEMENT_TIMEOUT_MS``, gives up, and the write is done again from the start in a worker
 thread, where it waits as any other does — without counting the attempt a second time. With
 the server on another host, every write runs in a worker thread: the event loop would stop for
@@ -87,6 +92,7 @@ async def in_turn(request: Request, work: Work) -> bytes:
     database: Database = request.app.state.database
     if not database.is_sqlite:
         if request.app.state.pg_writes_in_loop:
+            await asyncio.sleep(0)  # the requests that came meanwhile take their places first
             try:
                 with database.loop_session() as session:
                     try:

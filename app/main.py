@@ -7,7 +7,7 @@ import gc
 import logging
 import sqlite3
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -246,31 +246,37 @@ async def index_runner(app: FastAPI, every: float) -> None:
 
 
 # After a batch of the search indexer, the posts have the line of writes to themselves for
-# this many times as long as the batch held it (index_run).
+# this many times as long as the batch held it (index_run), up to INDEX_PAUSE_MAX seconds.
 INDEX_YIELD = 4
+INDEX_PAUSE_MAX = 1.0
 
 
-async def index_run(database: Database) -> int:
-    """The backlog of the search index worked off, a batch at a time; returns how many posts
-    it passed.
+async def index_run(
+    database: Database,
+    batch: Callable[[Database], int] = index_batch,
+    pause: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> int:
+    """The backlog of the search index worked off, a batch at a time (``batch``); returns how
+    many posts it passed.
 
     Each batch takes its turn in the event loop's line of writes (``turns.write_line``), and
-    the next one waits ``INDEX_YIELD`` times as long as this one held the line: the posts
-    keep four fifths of it while the backlog lasts. A second's posts indexed back to back in
-    a worker thread, as before, kept the write lock a tenth of a second at a time, and every
-    post of that moment waited for all of it (docs/benchmarks.md, round 19). The run stops at
-    a batch that comes back short: the posts stored meanwhile wait for the next run, not a
-    small batch each."""
+    the next one waits (``pause``) ``INDEX_YIELD`` times as long as this one held the line:
+    the posts keep four fifths of it while the backlog lasts. A second's posts indexed back to
+    back in a worker thread, as before, kept the write lock a tenth of a second at a time, and
+    every post of that moment waited for all of it (docs/benchmarks.md, round 19). The time
+    held includes the batch's wait for the write lock (another process writing, a search
+    indexing what is left): hence the cap. The run stops at a batch that comes back short:
+    the posts stored meanwhile wait for the next run, not a small batch each."""
     total = 0
     while True:
         async with write_line():
             start = time.perf_counter()
-            done = await run_in_threadpool(index_batch, database)
+            done = await run_in_threadpool(batch, database)
             held = time.perf_counter() - start
         total += done
         if done < INDEX_BATCH:
             return total
-        await asyncio.sleep(held * INDEX_YIELD)
+        await pause(min(held * INDEX_YIELD, INDEX_PAUSE_MAX))
 
 
 # With the checkpoint runner, a commit checkpoints only if the WAL has grown past this many

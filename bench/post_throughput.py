@@ -201,14 +201,14 @@ async def run_baseline(url: str, counts: list[int]) -> dict[str, Any]:
 
 
 def index_caught_up(url: str) -> float:
-    """SQLite: bbsgm indexes posts for search in batches, a second after they are stored
-    (app.main's index_runner). The round's posts not yet indexed when it ends are indexed here,
-    by the indexer's own function, and the seconds it takes count as bbsgm's: the indexing is
-    then not done in the baseline's turn, and bbsgm's time holds the indexing of all its posts
-    but not the indexer's sleep. (Waiting for the server's indexer counted half a second of its
-    sleep a round on average, anything from none to a whole second: a tenth to a sixth of a
-    round's time, random; docs/benchmarks.md, round 12.) The WAL the round wrote is then
-    checkpointed, in the round's time as well. 0 on PostgreSQL."""
+    """SQLite: bbsgm indexes posts for search in batches, a second after they are stored (app.main's
+    index_runner). The round's posts not yet indexed when it ends are indexed here, by the
+    indexer's own batches (back to back), and the seconds it takes count as bbsgm's: the
+    indexing is then not done in the baseline's turn, and bbsgm's time holds the indexing of all
+    its posts but not the indexer's sleep. (Waiting for the server's indexer counted half a
+    second of its sleep a round on average, anything from none to a whole second: a tenth to a
+    sixth of a round's time, random; docs/benchmarks.md, round 12.) The WAL the round wrote is
+    then checkpointed, in the round's time as well. 0 on PostgreSQL."""
     if not url.startswith("sqlite"):
         return 0.0
     from app.archive.search import index_pending

@@ -7,6 +7,7 @@ import asyncio
 import threading
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 import pytest
@@ -14,9 +15,11 @@ from sqlalchemy import insert, text
 from sqlalchemy.orm import Session
 
 from app import main as app_main
+from app import migrate
 from app.api.turns import write_line
 from app.archive import search as archive_search
 from app.archive.search import MAX_HITS, SHORT_SCAN_WINDOW, search
+from app.config import Settings
 from app.db import Database
 from app.errors import Invalid
 from app.forum import service as forum
@@ -340,22 +343,34 @@ class _Batches:
 
 
 class _Pauses:
-    """``app.main``'s ``asyncio`` in these tests: its sleeps are noted and not slept."""
+    """Stands in for ``asyncio.sleep`` in ``app.main.index_run``: each pause is noted with
+    whether the line of writes was held meanwhile, and not slept."""
 
-    def __init__(self) -> None:
+    def __init__(self, line: asyncio.Lock) -> None:
+        self.line = line
         self.slept: list[float] = []
+        self.line_held: list[bool] = []
 
-    async def sleep(self, seconds: float) -> None:
+    async def __call__(self, seconds: float) -> None:
         self.slept.append(seconds)
+        self.line_held.append(self.line.locked())
         await asyncio.sleep(0)
 
 
-def test_each_batch_of_the_background_indexer_takes_its_turn_in_the_line_of_writes(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _index_run(counts: list[int], seconds: float = 0.0) -> tuple[_Batches, _Pauses, int]:
+    """``index_run`` with stand-ins for its batches and pauses, in an event loop of its own."""
+
+    async def run() -> tuple[_Batches, _Pauses, int]:
+        batches, pauses = _Batches(counts, write_line(), seconds), _Pauses(write_line())
+        total = await app_main.index_run(Database("sqlite://"), batches, pauses)
+        return batches, pauses, total
+
+    return asyncio.run(run())
+
+
+def test_each_batch_of_the_background_indexer_takes_its_turn_in_the_line_of_writes() -> None:
     """A batch runs while it holds the event loop's line of writes, and lets it go before the
     next one: a post that came during a batch is done before the next batch begins."""
-    monkeypatch.setattr(app_main, "asyncio", _Pauses())
     full = archive_search.INDEX_BATCH
 
     async def run() -> tuple[_Batches, int]:
@@ -374,8 +389,10 @@ def test_each_batch_of_the_background_indexer_takes_its_turn_in_the_line_of_writ
                 assert asked.wait(10), "the post never started"
             return batches(database)
 
-        monkeypatch.setattr(app_main, "index_batch", first_batch_with_a_post_coming)
-        total = await app_main.index_run(Database("sqlite://"))
+        pauses = _Pauses(write_line())
+        total = await app_main.index_run(
+            Database("sqlite://"), first_batch_with_a_post_coming, pauses
+        )
         return batches, total
 
     batches, total = asyncio.run(run())
@@ -384,58 +401,57 @@ def test_each_batch_of_the_background_indexer_takes_its_turn_in_the_line_of_writ
     assert batches.events == ["batch", "post", "batch", "batch"]
 
 
-def test_the_background_indexer_leaves_the_line_to_the_posts_four_times_as_long_as_a_batch_held_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    pauses = _Pauses()
-    monkeypatch.setattr(app_main, "asyncio", pauses)
-    full, held = archive_search.INDEX_BATCH, 0.02
-
-    async def run() -> None:
-        batches = _Batches([full, full, full - 1], write_line(), seconds=held)
-        monkeypatch.setattr(app_main, "index_batch", batches)
-        await app_main.index_run(Database("sqlite://"))
-
-    asyncio.run(run())
+def test_the_background_indexer_leaves_the_line_to_the_posts_four_times_as_long_as_it_held_it() -> (
+    None
+):
+    held = 0.02
+    full = archive_search.INDEX_BATCH
+    _batches, pauses, _total = _index_run([full, full, full - 1], seconds=held)
     assert app_main.INDEX_YIELD == 4
     assert len(pauses.slept) == 2  # after each full batch; none after the short one
     assert all(pause >= 4 * held for pause in pauses.slept)
+    assert pauses.line_held == [False, False]  # the posts have the line meanwhile
 
 
-def test_a_run_of_the_background_indexer_stops_at_a_short_batch(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_pause_of_the_background_indexer_is_at_most_a_second() -> None:
+    """A batch that waited long for the write lock (another process writing) does not make
+    the indexer wait four times that: the backlog would grow meanwhile."""
+    full = archive_search.INDEX_BATCH
+    held = app_main.INDEX_PAUSE_MAX / app_main.INDEX_YIELD + 0.05
+    _batches, pauses, _total = _index_run([full, 0], seconds=held)
+    assert pauses.slept == [app_main.INDEX_PAUSE_MAX] == [1.0]
+
+
+def test_a_run_of_the_background_indexer_stops_at_a_short_batch() -> None:
     """The posts stored while a run worked off the backlog wait for the next run, instead of
     a small batch each as they come."""
-    monkeypatch.setattr(app_main, "asyncio", _Pauses())
     full = archive_search.INDEX_BATCH
-
-    async def run() -> _Batches:
-        batches = _Batches([full, full - 1, full, full], write_line())
-        monkeypatch.setattr(app_main, "index_batch", batches)
-        assert await app_main.index_run(Database("sqlite://")) == 2 * full - 1
-        return batches
-
-    assert asyncio.run(run()).calls == 2
+    batches, _pauses, total = _index_run([full, full - 1, full, full])
+    assert (batches.calls, total) == (2, 2 * full - 1)
 
 
-def test_a_run_of_the_background_indexer_indexes_the_whole_backlog(database: Database) -> None:
-    """The real batches, committed as the server commits them: every post stored before the
-    run is in the index after it."""
-    if database.engine.dialect.name != "sqlite":
-        pytest.skip("PostgreSQL's trigram index is kept by the database, inside the transaction")
-    archive_search.index_pending(database)  # whatever other tests left
-    word = unique_words(8)
-    count = archive_search.INDEX_BATCH * 2 + 5
-    with database.session() as session:
-        user = make_user(session, "indexrun")
-        new_thread(session, user, "溜まった", *(f"{word} {i}" for i in range(count)))
-        session.commit()
-    assert asyncio.run(app_main.index_run(database)) == count
-    with database.session() as session:
-        assert archive_search.index_backlog(session) == 0
-        match = {"m": f'"{word}"'}
-        found = session.scalar(
-            text("SELECT count(*) FROM fts_posts WHERE fts_posts MATCH :m"), match
-        )
-    assert found == count
+def test_a_run_of_the_background_indexer_indexes_the_whole_backlog(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """The real batches, committed as the server commits them, on a SQLite file of the test's
+    own (no other indexer at work on it): every post stored before the run is in the index
+    after it."""
+    own = settings.model_copy(update={"database_url": f"sqlite:///{tmp_path / 'own.db'}"})
+    database = Database(own.database_url)
+    try:
+        migrate.upgrade(own, database.engine)
+        word = unique_words(8)
+        count = archive_search.INDEX_BATCH * 2 + 5
+        with database.session() as session:
+            forum.ensure_boards(session)
+            user = make_user(session, "indexrun")
+            new_thread(session, user, "溜まった", *(f"{word} {i}" for i in range(count)))
+            session.commit()
+        assert asyncio.run(app_main.index_run(database)) == count
+        with database.session() as session:
+            assert archive_search.index_backlog(session) == 0
+            match = {"m": f'"{word}"'}
+            query = text("SELECT count(*) FROM fts_posts WHERE fts_posts MATCH :m")
+            assert session.scalar(query, match) == count
+    finally:
+        database.dispose()

@@ -229,9 +229,9 @@ def test_when_the_event_loops_connection_is_refused_the_process_writes_in_thread
 def test_a_write_in_the_event_loop_lets_what_arrived_before_it_go_first(
     database: Database,
 ) -> None:
-    """Fairness: a write about to run in the event loop first gives the loop a turn, so the
-    requests already waiting there (here: a callback queued before it) are taken in before
-    the write holds the loop for its whole transaction."""
+    """Fairness: a write about to run in the event loop first yields to the loop (here: a
+    callback queued before it runs first), so that under uvloop the requests that arrived
+    are taken in before the write holds the loop for its whole transaction."""
     if database.is_sqlite:
         pytest.skip("PostgreSQL's way; SQLite's writes take turns in the event loop's line")
     order: list[str] = []

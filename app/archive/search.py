@@ -97,8 +97,9 @@ def index_batch(database: Database) -> int:
 
 
 def index_pending(database: Database) -> int:
-    """Every post not yet indexed, a batch per transaction so that posts are not kept waiting
-    for the write lock. Returns how many it passed."""
+    """Every post not yet indexed, a batch per transaction, back to back; returns how many it
+    passed. For scripts and the benchmarks: the server paces its batches among its posts
+    (``app.main.index_run``)."""
     total = 0
     while done := index_batch(database):
         total += done

@@ -346,7 +346,8 @@ class Database:
         self.engine = make_engine(url, **engine_kwargs)
         self.sessionmaker = sessionmaker(self.engine, expire_on_commit=False)
         self._checkpoint_pages: int | None = None  # defer_checkpoints
-        self._loop_sessionmaker: sessionmaker[Session] | None = None  # loop_session
+        self._loop_engine: Engine | None = None  # loop_session
+        self._loop_sessionmaker: sessionmaker[Session] | None = None
 
     @contextmanager
     def loop_session(self) -> Iterator[Session]:
@@ -367,10 +368,10 @@ class Database:
                 given = " ".join(given)
             if given:
                 option = f"{given} {option}"
-            engine = make_engine(
+            self._loop_engine = make_engine(
                 self.url, pool_size=1, max_overflow=2, connect_args={"options": option}
             )
-            self._loop_sessionmaker = sessionmaker(engine, expire_on_commit=False)
+            self._loop_sessionmaker = sessionmaker(self._loop_engine, expire_on_commit=False)
         with self._loop_sessionmaker() as session:
             yield session
 
@@ -442,9 +443,8 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
-        if self._loop_sessionmaker is not None:
-            bind = self._loop_sessionmaker.kw["bind"]
-            bind.dispose()
+        if self._loop_engine is not None:
+            self._loop_engine.dispose()
 
 
 def gave_up_waiting(error: BaseException) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -138,12 +139,16 @@ def limited(settings: Settings, database: Database) -> Iterator[httpx.Client]:
 
 
 def test_a_post_in_the_event_loop_that_would_wait_for_a_lock_is_done_in_a_thread_once(
-    limited: httpx.Client, database: Database, where_posts_ran: list[bool]
+    limited: httpx.Client,
+    database: Database,
+    where_posts_ran: list[bool],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The thread's row is held by another transaction: the post's statement in the event loop
     gives up after ``LOOP_LOCK_TIMEOUT_MS``, the post is done again in a worker thread and waits
     there for the lock; meanwhile the event loop answers other requests. Once the lock is free
     the post is written, and its attempt was counted once."""
+    caplog.set_level(logging.INFO, logger="bbsgm.turns")
     alice = api_user(limited)
     thread_id = alice.post("/api/boards/chat/threads", {"title": "t", "body": "1"}).json()["id"]
     key = f"post:user:{alice.client.get('/api/me', headers=alice.headers).json()['id']}"
@@ -168,6 +173,11 @@ def test_a_post_in_the_event_loop_that_would_wait_for_a_lock_is_done_in_a_thread
     with database.session() as session:
         hits = session.scalars(select(RateLimit.hits).where(RateLimit.key == key)).all()
     assert sum(hits) == 2  # the thread's first post, and this one once
+    said = [r.getMessage() for r in caplog.records if r.name == "bbsgm.turns"]
+    assert said == [
+        f"POST /api/threads/{thread_id}/posts gave up waiting in the event loop"
+        " (LockNotAvailable): done again in a thread"
+    ]
 
 
 def test_a_statement_in_the_event_loop_gives_up_after_its_time(database: Database) -> None:

@@ -108,6 +108,12 @@ async def in_turn(request: Request, work: Work) -> bytes:
             except Exception as error:
                 if not gave_up_waiting(error):
                     raise
+                log.info(
+                    "%s %s gave up waiting in the event loop (%s): done again in a thread",
+                    request.method,
+                    request.url.path,
+                    type(getattr(error, "orig", error)).__name__,
+                )
         return await run_in_threadpool(_in_thread, database, work)
     async with write_line():
         for pause in PAUSES:

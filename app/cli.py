@@ -49,13 +49,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.workers > 1 and workers.supported():
         return workers.serve(args.host, args.port, args.workers, args.log_level)
     uvicorn.run(
-        "app.main:app_factory",
-        factory=True,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        proxy_headers=True,
-        log_level=args.log_level,
+        **workers.uvicorn_options(args.host, args.port, args.log_level), workers=args.workers
     )
     return 0
 

@@ -28,11 +28,24 @@ import threading
 import time
 from multiprocessing.process import BaseProcess
 from types import FrameType
+from typing import Any
 
 STARTING_SECONDS = 30.0  # a worker that exits this soon after the command's start failed to
 STOP_SECONDS = 30.0  # after SIGTERM, how long a worker may take to finish its requests
 WATCH_SECONDS = 0.5
 RESTART_PAUSES = (1.0, 60.0)  # the first pause before a replacement that exits soon, the most
+
+
+def uvicorn_options(host: str, port: int, log_level: str) -> dict[str, Any]:
+    """How bbsgm runs uvicorn, in one process or in each worker (app/cli.py, ``_worker``)."""
+    return {
+        "app": "app.main:app_factory",
+        "factory": True,
+        "host": host,
+        "port": port,
+        "proxy_headers": True,
+        "log_level": log_level,
+    }
 
 
 def supported() -> bool:
@@ -78,14 +91,7 @@ def _worker(host: str, port: int, log_level: str, parent: int) -> None:
 
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     sock = listening_socket(host, port)
-    config = uvicorn.Config(
-        "app.main:app_factory",
-        factory=True,
-        host=host,
-        port=port,
-        proxy_headers=True,
-        log_level=log_level,
-    )
+    config = uvicorn.Config(**uvicorn_options(host, port, log_level))
     uvicorn.Server(config).run(sockets=[sock])
 
 

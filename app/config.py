@@ -30,8 +30,9 @@ class Settings(BaseSettings):
     posts_per_page: int = Field(default=100, ge=1, le=1000)
     # How often each server process checks turn deadlines (0: never; use `bbsgm tick`).
     tick_seconds: int = Field(default=30, ge=0, le=86_400)
-    # SQLite: how often each server process puts new posts into the search index (0: never;
-    # a search still indexes what is missing first). PostgreSQL indexes in the transaction.
+    # SQLite: how often each server process puts new posts into the search index, a file of its
+    # own (0: never; a search still finds the posts beyond the index, by scanning them).
+    # PostgreSQL indexes in the transaction.
     search_index_seconds: float = Field(default=1.0, ge=0, le=3600)
     # SQLite: how often each server process copies the WAL into the database file (a
     # checkpoint), so that commits need not (0: the commits do it, SQLite's default).

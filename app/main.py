@@ -6,8 +6,7 @@ import asyncio
 import gc
 import logging
 import sqlite3
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -25,7 +24,6 @@ from app.api.archive import router as archive_api_router
 from app.api.cards import router as cards_api_router
 from app.api.games import router as games_api_router
 from app.api.routes import router as api_router
-from app.api.turns import write_line
 from app.archive.search import INDEX_BATCH, index_batch
 from app.config import Settings, get_settings
 from app.db import Database, is_sqlite_file
@@ -103,7 +101,7 @@ def create_app(
             runners.append(asyncio.create_task(deadline_runner(app, settings.tick_seconds)))
         if settings.deliver_seconds > 0:
             runners.append(asyncio.create_task(delivery_runner(app, settings.deliver_seconds)))
-        if engine.dialect.name == "sqlite" and settings.search_index_seconds > 0:
+        if app.state.database.is_sqlite_file and settings.search_index_seconds > 0:
             every = settings.search_index_seconds
             runners.append(asyncio.create_task(index_runner(app, every)))
         if app.state.database.is_sqlite_file and settings.wal_checkpoint_seconds > 0:
@@ -245,38 +243,21 @@ async def index_runner(app: FastAPI, every: float) -> None:
             log.exception("search indexing failed")
 
 
-# After a batch of the search indexer, the posts have the line of writes to themselves for
-# this many times as long as the batch held it (index_run), up to INDEX_PAUSE_MAX seconds.
-INDEX_YIELD = 4
-INDEX_PAUSE_MAX = 1.0
+async def index_run(database: Database, batch: Callable[[Database], int] = index_batch) -> int:
+    """The backlog of the search index worked off, a batch at a time (``batch``), each in a
+    worker thread; returns how many posts and changes it passed. The run stops at a batch
+    that comes back short: the posts stored meanwhile wait for the next run.
 
-
-async def index_run(
-    database: Database,
-    batch: Callable[[Database], int] = index_batch,
-    pause: Callable[[float], Awaitable[None]] = asyncio.sleep,
-) -> int:
-    """The backlog of the search index worked off, a batch at a time (``batch``); returns how
-    many posts it passed.
-
-    Each batch takes its turn in the event loop's line of writes (``turns.write_line``), and
-    the next one waits (``pause``) ``INDEX_YIELD`` times as long as this one held the line:
-    the posts keep four fifths of it while the backlog lasts. A second's posts indexed back to
-    back in a worker thread, as before, kept the write lock a tenth of a second at a time, and
-    every post of that moment waited for all of it (docs/benchmarks.md, round 19). The time
-    held includes the batch's wait for the write lock (another process writing, a search
-    indexing what is left): hence the cap. The run stops at a batch that comes back short:
-    the posts stored meanwhile wait for the next run, not a small batch each."""
+    The batches write the search file only (``app.archive.search.SearchFile``), whose lock is
+    not the posts': they run beside the posts, which neither wait for them nor take turns with
+    them. (In the database's own file, each batch held every post of its moment up, paced to
+    take a fifth of the line of writes at most; docs/benchmarks.md, rounds 19 and 20.)"""
     total = 0
     while True:
-        async with write_line():
-            start = time.perf_counter()
-            done = await run_in_threadpool(batch, database)
-            held = time.perf_counter() - start
+        done = await run_in_threadpool(batch, database)
         total += done
         if done < INDEX_BATCH:
             return total
-        await pause(min(held * INDEX_YIELD, INDEX_PAUSE_MAX))
 
 
 # With the checkpoint runner, a commit checkpoints only if the WAL has grown past this many

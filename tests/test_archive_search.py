@@ -4,23 +4,23 @@ words through a trigram index, the short-query fallback, あぼーん and sealed
 from __future__ import annotations
 
 import asyncio
-import threading
+import shutil
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import insert, text
+from sqlalchemy import insert, select, text, update
 from sqlalchemy.orm import Session
 
 from app import main as app_main
 from app import migrate
-from app.api.turns import write_line
 from app.archive import search as archive_search
 from app.archive.search import MAX_HITS, SHORT_SCAN_WINDOW, search
 from app.config import Settings
-from app.db import Database
+from app.db import Database, begin_now
 from app.errors import Invalid
 from app.forum import service as forum
 from app.models import Post, SealedCommand, Thread, User
@@ -195,17 +195,26 @@ def test_bad_queries_are_invalid(session: Session) -> None:
     assert search(session, "   ").mode == "empty"
 
 
-def test_the_search_uses_the_index(session: Session) -> None:
+def test_the_search_uses_the_index(session: Session, tmp_path: Path) -> None:
     """The search is an index lookup, not a scan of the posts table."""
     if session.get_bind().dialect.name == "sqlite":
-        plan = session.execute(
-            text(
-                "EXPLAIN QUERY PLAN SELECT fts_posts.rowid FROM fts_posts JOIN posts AS p "
-                "ON p.id = fts_posts.rowid WHERE fts_posts MATCH :m AND p.hidden_at IS NULL "
-                "ORDER BY fts_posts.rowid DESC LIMIT 1001"
-            ),
-            {"m": '("幻の名作")'},
-        ).all()
+        database = _own_database(tmp_path)
+        try:
+            found = archive_search.search_file(database)
+            assert found is not None
+            found.made()
+            with found.engine.begin() as connection:
+                plan = connection.execute(
+                    text(
+                        "EXPLAIN QUERY PLAN SELECT fts_posts.rowid FROM fts_posts "
+                        "JOIN bbs.posts AS p ON p.id = fts_posts.rowid "
+                        "WHERE fts_posts MATCH :m AND p.hidden_at IS NULL "
+                        "ORDER BY fts_posts.rowid DESC LIMIT 1001"
+                    ),
+                    {"m": '("幻の名作")'},
+                ).all()
+        finally:
+            database.dispose()
         details = " | ".join(str(row[-1]) for row in plan)
         assert "VIRTUAL TABLE INDEX" in details and "SCAN p" not in details, details
     else:
@@ -217,84 +226,192 @@ def test_the_search_uses_the_index(session: Session) -> None:
         assert "fts_posts_body_trgm" in details, details
 
 
-# --- SQLite: posts are indexed after their commit (migration 0008_search_backlog) -----------
+# --- SQLite: the posts' index is a file of its own, filled after the posts' commits --------
+# (migration 0015_search_file). These tests commit, so each has a database file of its own:
+# the shared one's test sessions are rolled back, and the search file reads what is committed.
 
 
-def _indexed(session: Session, post_id: int) -> int:
-    """How many rows of the SQLite index hold this post."""
-    found = session.scalar(
-        text("SELECT count(*) FROM fts_posts WHERE rowid = :id"), {"id": post_id}
-    )
-    return int(found or 0)
+def _own_database(tmp_path: Path, name: str = "own.db") -> Database:
+    url = f"sqlite:///{tmp_path / name}"
+    settings = Settings(database_url=url, secret_key=SECRET, tick_seconds=0, deliver_seconds=0)
+    database = Database(url)
+    migrate.upgrade(settings, database.engine)
+    with database.session() as session:
+        forum.ensure_boards(session)
+        session.commit()
+    return database
 
 
-def _only_sqlite(session: Session) -> None:
+@pytest.fixture
+def own(session: Session, tmp_path: Path) -> Iterator[Database]:
+    """A SQLite file of the test's own, migrated, with the boards (skipped on PostgreSQL, whose
+    index the database keeps inside the post's own transaction)."""
     if session.get_bind().dialect.name != "sqlite":
         pytest.skip("PostgreSQL's trigram index is kept by the database, inside the transaction")
+    database = _own_database(tmp_path)
+    yield database
+    database.dispose()
+
+
+def _indexed(database: Database, post_id: int) -> int:
+    """How many rows of the search file's index hold this post."""
+    found = archive_search.search_file(database)
+    assert found is not None
+    found.made()
+    with found.engine.begin() as connection:
+        count = connection.scalar(
+            text("SELECT count(*) FROM fts_posts WHERE rowid = :id"), {"id": post_id}
+        )
+    return int(count or 0)
+
+
+def _numbers(database: Database, query: str) -> list[int]:
+    with database.session() as session:
+        return [hit.number for hit in search(session, query).posts]
+
+
+def _hide(database: Database, thread: Thread, number: int, hidden: bool) -> None:
+    with database.session() as session:
+        set_hidden(session, thread.id, number, _admin(session), hidden)
+        session.commit()
+
+
+def _thread(database: Database, *bodies: str) -> tuple[Thread, list[Post]]:
+    with database.session() as session:
+        user = make_user(session)
+        thread = new_thread(session, user, "スレ", *bodies)
+        posts = list(
+            session.scalars(select(Post).where(Post.thread_id == thread.id).order_by(Post.number))
+        )
+        session.commit()
+    return thread, posts
 
 
 def test_a_post_is_indexed_after_its_transaction_and_a_search_finds_it_at_once(
-    session: Session,
+    own: Database,
 ) -> None:
-    _only_sqlite(session)
-    user = make_user(session)
     word = unique_words()
-    thread = new_thread(session, user, "スレ", "一つ目")
-    post = talk(session, thread.id, user, f"あとで{word}")
-    assert _indexed(session, post.id) == 0  # the post's own transaction leaves the index alone
-    assert [h.number for h in search(session, word).posts] == [2]  # the search indexes first
-    assert _indexed(session, post.id) == 1
-    assert archive_search.index_backlog(session) == 0
+    _made, posts = _thread(own, "一つ目", f"あとで{word}")
+    assert _indexed(own, posts[1].id) == 0  # the post's own transaction leaves the index alone
+    assert _numbers(own, word) == [2]  # found beyond the index
+    assert _indexed(own, posts[1].id) == 0  # and the search wrote nothing
+    assert archive_search.index_pending(own) == 2
+    assert _indexed(own, posts[1].id) == 1
+    assert _numbers(own, word) == [2]  # once, through the index now
+    assert archive_search.index_batch(own) == 0
 
 
-def test_the_indexer_works_in_batches_and_passes_hidden_posts_over(session: Session) -> None:
-    _only_sqlite(session)
-    user = make_user(session)
-    admin = _admin(session)
-    archive_search.index_backlog(session)  # whatever other tests left
+def test_the_indexer_works_in_batches_and_passes_hidden_posts_over(own: Database) -> None:
     word = unique_words()
-    thread = new_thread(session, user, "スレ", f"{word} 1")
-    posts = [talk(session, thread.id, user, f"{word} {n}") for n in range(2, 6)]
-    set_hidden(session, thread.id, 3, admin, True)
-    assert archive_search.index_backlog(session, batch=3) == 3  # the thread's post, 2 and 3
-    assert archive_search.index_backlog(session, batch=3) == 2
-    assert archive_search.index_backlog(session, batch=3) == 0
-    assert [_indexed(session, p.id) for p in posts] == [1, 0, 1, 1]
-    assert [h.number for h in search(session, word).posts] == [5, 4, 2, 1]
+    thread, posts = _thread(own, *(f"{word} {n}" for n in range(1, 6)))
+    _hide(own, thread, 3, True)
+    assert archive_search.index_batch(own, batch=3) == 3 + 1  # posts 1–3, and 3's change
+    assert archive_search.index_batch(own, batch=3) == 2
+    assert archive_search.index_batch(own, batch=3) == 0
+    assert [_indexed(own, p.id) for p in posts] == [1, 1, 0, 1, 1]
+    assert _numbers(own, word) == [5, 4, 2, 1]
 
 
-def test_a_post_hidden_and_shown_again_before_it_was_indexed_is_indexed_once(
-    session: Session,
+def test_a_post_hidden_after_it_was_indexed_is_never_found_and_leaves_the_index(
+    own: Database,
 ) -> None:
-    _only_sqlite(session)
-    user = make_user(session)
-    admin = _admin(session)
     word = unique_words()
-    thread = new_thread(session, user, "スレ", "一つ目")
-    post = talk(session, thread.id, user, f"消して戻す{word}")
-    set_hidden(session, thread.id, 2, admin, True)
-    set_hidden(session, thread.id, 2, admin, False)
-    assert _indexed(session, post.id) == 0  # not yet passed by the indexer: it adds the post
-    assert search(session, word).total == 1
-    assert _indexed(session, post.id) == 1
-    set_hidden(session, thread.id, 2, admin, True)  # once indexed, the trigger takes it out
-    assert _indexed(session, post.id) == 0
-    assert search(session, word).total == 0
+    thread, posts = _thread(own, "一つ目", f"消して戻す{word}")
+    archive_search.index_pending(own)
+    _hide(own, thread, 2, True)
+    assert _indexed(own, posts[1].id) == 1  # until the next batch…
+    assert _numbers(own, word) == []  # …but never found
+    archive_search.index_pending(own)
+    assert _indexed(own, posts[1].id) == 0
+    _hide(own, thread, 2, False)
+    assert _numbers(own, word) == [2]  # shown again: found at once
+    archive_search.index_pending(own)
+    assert _indexed(own, posts[1].id) == 1
+    assert _numbers(own, word) == [2]
 
 
-def test_a_post_passed_over_while_hidden_comes_back_when_shown(session: Session) -> None:
-    _only_sqlite(session)
-    user = make_user(session)
-    admin = _admin(session)
+def test_a_post_passed_over_while_hidden_comes_back_when_shown(own: Database) -> None:
     word = unique_words()
-    thread = new_thread(session, user, "スレ", "一つ目")
-    post = talk(session, thread.id, user, f"戻る{word}")
-    set_hidden(session, thread.id, 2, admin, True)
-    assert search(session, word).total == 0  # the indexer has passed it over now
-    assert _indexed(session, post.id) == 0
-    set_hidden(session, thread.id, 2, admin, False)
-    assert _indexed(session, post.id) == 1
-    assert search(session, word).total == 1
+    thread, posts = _thread(own, "一つ目", f"戻る{word}")
+    _hide(own, thread, 2, True)
+    archive_search.index_pending(own)  # passes it over
+    assert _indexed(own, posts[1].id) == 0
+    _hide(own, thread, 2, False)
+    assert _numbers(own, word) == [2]
+    archive_search.index_pending(own)
+    assert _indexed(own, posts[1].id) == 1
+
+
+def test_an_edited_post_is_found_by_its_new_words_only(own: Database) -> None:
+    """A post's body rewritten (a deadline notice, app/gm/deadlines.py) after the indexer had
+    it: the old words no longer find it, the new ones do, before the next batch and after."""
+    old, new = unique_words(), unique_words()
+    _made, posts = _thread(own, "一つ目", f"旧{old}")
+    archive_search.index_pending(own)
+    with own.session() as session:
+        session.execute(update(Post).where(Post.id == posts[1].id).values(body=f"新{new}"))
+        session.commit()
+    assert (_numbers(own, old), _numbers(own, new)) == ([], [2])
+    archive_search.index_pending(own)
+    assert (_numbers(own, old), _numbers(own, new)) == ([], [2])
+
+
+def test_a_batch_of_the_indexer_never_holds_a_post_up(own: Database) -> None:
+    """The indexer's transaction locks the search file only: while one is open, a post
+    begins writing at once (``begin_now`` does not wait) and commits."""
+    word = unique_words()
+    thread, _posts = _thread(own, "一つ目")
+    found = archive_search.search_file(own)
+    assert found is not None
+    found.made()
+    with found.engine.begin() as batch:
+        batch.execute(text("UPDATE fts_state SET one = 1"))  # a batch holds its lock
+        batch.execute(text("SELECT count(*) FROM bbs.posts")).scalar()  # and reads the posts
+        with own.session() as session:
+            assert begin_now(session)
+            talk(session, thread.id, make_user(session), f"同時に{word}")
+            session.commit()
+    assert _numbers(own, word) == [2]
+
+
+def test_a_search_file_of_another_database_is_never_read_and_is_built_again(
+    own: Database, tmp_path: Path
+) -> None:
+    """A database restored from a backup, or replaced, next to the search file of another:
+    the search file notes which database it indexes (``fts_source``)."""
+    theirs_word, ours_word = unique_words(), unique_words()
+    other = _own_database(tmp_path, "other.db")
+    try:
+        _thread(other, *(f"{theirs_word} {n}" for n in range(5)))
+        archive_search.index_pending(other)
+        other_file = archive_search.search_file(other)
+        assert other_file is not None
+        ours_file = archive_search.search_file(own)
+        assert ours_file is not None
+        shutil.copy(other_file.path, ours_file.path)
+    finally:
+        other.dispose()
+    _thread(own, *(f"{ours_word} {n}" for n in range(1, 7)))  # more posts than theirs
+    assert _numbers(own, theirs_word) == []  # post ids 1–5 exist here too, not those words
+    assert _numbers(own, ours_word) == [6, 5, 4, 3, 2, 1]
+    assert archive_search.index_pending(own) == 6
+    assert _numbers(own, theirs_word) == []
+    assert _numbers(own, ours_word) == [6, 5, 4, 3, 2, 1]
+    assert [_indexed(own, post_id) for post_id in range(1, 7)] == [1] * 6
+
+
+def test_a_deleted_search_file_is_built_again_from_the_first_post(own: Database) -> None:
+    word = unique_words()
+    _thread(own, f"{word} 1", f"{word} 2")
+    archive_search.index_pending(own)
+    found = archive_search.search_file(own)
+    assert found is not None
+    for suffix in ("", "-wal", "-shm"):
+        Path(found.path + suffix).unlink(missing_ok=True)
+    assert _numbers(own, word) == [2, 1]  # beyond the (empty) index
+    assert archive_search.index_pending(own) == 2
+    assert _numbers(own, word) == [2, 1]
+    assert _indexed(own, 1) == 1
 
 
 def test_the_server_indexes_new_posts_in_the_background(
@@ -302,7 +419,8 @@ def test_the_server_indexes_new_posts_in_the_background(
 ) -> None:
     """SQLite: without any search, a running server puts a new post into the index within
     moments (BBSGM_SEARCH_INDEX_SECONDS, 1 s by default)."""
-    if database.engine.dialect.name != "sqlite":
+    found = archive_search.search_file(database)
+    if found is None:
         pytest.skip("PostgreSQL's trigram index is kept by the database, inside the transaction")
     word = unique_words(8)
     made = alice.post("/api/boards/chat/threads", {"title": "背景", "body": f"裏で{word}"})
@@ -310,148 +428,49 @@ def test_the_server_indexes_new_posts_in_the_background(
     match = {"m": f'"{word}"'}
     deadline = time.monotonic() + 60
     while True:
-        with database.session() as session:
-            found = session.scalar(
+        found.made()
+        with found.engine.begin() as connection:
+            hits = connection.scalar(
                 text("SELECT count(*) FROM fts_posts WHERE fts_posts MATCH :m"), match
             )
-        if found:
+        if hits:
             break
         assert time.monotonic() < deadline, "the background indexer never indexed the post"
         time.sleep(0.05)
-    assert found == 1
-
-
-class _Batches:
-    """Stands in for ``index_batch`` in ``app.main.index_run``: returns ``counts`` in turn and
-    notes, at each call, whether the event loop's line of writes was held and what had
-    happened before (``events``)."""
-
-    def __init__(self, counts: list[int], line: asyncio.Lock, seconds: float = 0.0) -> None:
-        self.counts = counts
-        self.line = line
-        self.seconds = seconds
-        self.events: list[str] = []
-        self.line_held: list[bool] = []
-        self.calls = 0
-
-    def __call__(self, database: Database) -> int:
-        self.line_held.append(self.line.locked())
-        self.events.append("batch")
-        time.sleep(self.seconds)
-        self.calls += 1
-        return self.counts[self.calls - 1]
-
-
-class _Pauses:
-    """Stands in for ``asyncio.sleep`` in ``app.main.index_run``: each pause is noted with
-    whether the line of writes was held meanwhile, and not slept."""
-
-    def __init__(self, line: asyncio.Lock) -> None:
-        self.line = line
-        self.slept: list[float] = []
-        self.line_held: list[bool] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.line_held.append(self.line.locked())
-        await asyncio.sleep(0)
-
-
-def _index_run(counts: list[int], seconds: float = 0.0) -> tuple[_Batches, _Pauses, int]:
-    """``index_run`` with stand-ins for its batches and pauses, in an event loop of its own."""
-
-    async def run() -> tuple[_Batches, _Pauses, int]:
-        batches, pauses = _Batches(counts, write_line(), seconds), _Pauses(write_line())
-        total = await app_main.index_run(Database("sqlite://"), batches, pauses)
-        return batches, pauses, total
-
-    return asyncio.run(run())
-
-
-def test_each_batch_of_the_background_indexer_takes_its_turn_in_the_line_of_writes() -> None:
-    """A batch runs while it holds the event loop's line of writes, and lets it go before the
-    next one: a post that came during a batch is done before the next batch begins."""
-    full = archive_search.INDEX_BATCH
-
-    async def run() -> tuple[_Batches, int]:
-        loop = asyncio.get_running_loop()
-        batches = _Batches([full, full, 3], write_line())
-        asked = threading.Event()
-
-        async def post() -> None:
-            asked.set()
-            async with write_line():
-                batches.events.append("post")
-
-        def first_batch_with_a_post_coming(database: Database) -> int:
-            if batches.calls == 0:
-                loop.call_soon_threadsafe(lambda: loop.create_task(post()))
-                assert asked.wait(10), "the post never started"
-            return batches(database)
-
-        pauses = _Pauses(write_line())
-        total = await app_main.index_run(
-            Database("sqlite://"), first_batch_with_a_post_coming, pauses
-        )
-        return batches, total
-
-    batches, total = asyncio.run(run())
-    assert total == 2 * full + 3
-    assert batches.line_held == [True, True, True]
-    assert batches.events == ["batch", "post", "batch", "batch"]
-
-
-def test_the_background_indexer_leaves_the_line_to_the_posts_four_times_as_long_as_it_held_it() -> (
-    None
-):
-    held = 0.02
-    full = archive_search.INDEX_BATCH
-    _batches, pauses, _total = _index_run([full, full, full - 1], seconds=held)
-    assert app_main.INDEX_YIELD == 4
-    assert len(pauses.slept) == 2  # after each full batch; none after the short one
-    assert all(pause >= 4 * held for pause in pauses.slept)
-    assert pauses.line_held == [False, False]  # the posts have the line meanwhile
-
-
-def test_a_pause_of_the_background_indexer_is_at_most_a_second() -> None:
-    """A batch that waited long for the write lock (another process writing) does not make
-    the indexer wait four times that: the backlog would grow meanwhile."""
-    full = archive_search.INDEX_BATCH
-    held = app_main.INDEX_PAUSE_MAX / app_main.INDEX_YIELD + 0.05
-    _batches, pauses, _total = _index_run([full, 0], seconds=held)
-    assert pauses.slept == [app_main.INDEX_PAUSE_MAX] == [1.0]
+    assert hits == 1
 
 
 def test_a_run_of_the_background_indexer_stops_at_a_short_batch() -> None:
     """The posts stored while a run worked off the backlog wait for the next run, instead of
     a small batch each as they come."""
     full = archive_search.INDEX_BATCH
-    batches, _pauses, total = _index_run([full, full - 1, full, full])
-    assert (batches.calls, total) == (2, 2 * full - 1)
+    counts = iter([full, full - 1, full, full])
+    calls: list[int] = []
+
+    def batch(_database: Database) -> int:
+        calls.append(1)
+        return next(counts)
+
+    total = asyncio.run(app_main.index_run(Database("sqlite://"), batch))
+    assert (len(calls), total) == (2, 2 * full - 1)
 
 
-def test_a_run_of_the_background_indexer_indexes_the_whole_backlog(
-    settings: Settings, tmp_path: Path
-) -> None:
-    """The real batches, committed as the server commits them, on a SQLite file of the test's
-    own (no other indexer at work on it): every post stored before the run is in the index
-    after it."""
-    own = settings.model_copy(update={"database_url": f"sqlite:///{tmp_path / 'own.db'}"})
-    database = Database(own.database_url)
-    try:
-        migrate.upgrade(own, database.engine)
-        word = unique_words(8)
-        count = archive_search.INDEX_BATCH * 2 + 5
-        with database.session() as session:
-            forum.ensure_boards(session)
-            user = make_user(session, "indexrun")
-            new_thread(session, user, "溜まった", *(f"{word} {i}" for i in range(count)))
-            session.commit()
-        assert asyncio.run(app_main.index_run(database)) == count
-        with database.session() as session:
-            assert archive_search.index_backlog(session) == 0
-            match = {"m": f'"{word}"'}
-            query = text("SELECT count(*) FROM fts_posts WHERE fts_posts MATCH :m")
-            assert session.scalar(query, match) == count
-    finally:
-        database.dispose()
+def test_a_run_of_the_background_indexer_indexes_the_whole_backlog(own: Database) -> None:
+    """The real batches (a few posts each, so that it takes several), committed as the server
+    commits them: every post stored before the run is in the index after it."""
+    word = unique_words(8)
+    size = 7
+    count = size * 2 + 5
+    _thread(own, *(f"{word} {i}" for i in range(count)))
+
+    def batch(database: Database) -> int:
+        done = archive_search.index_batch(database, batch=size)
+        return archive_search.INDEX_BATCH if done == size else done
+
+    asyncio.run(app_main.index_run(own, batch))
+    assert archive_search.index_batch(own) == 0
+    found = archive_search.search_file(own)
+    assert found is not None
+    with found.engine.begin() as connection:
+        query = text("SELECT count(*) FROM fts_posts WHERE fts_posts MATCH :m")
+        assert connection.scalar(query, {"m": f'"{word}"'}) == count

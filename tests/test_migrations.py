@@ -14,7 +14,7 @@ from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session, load_only
 
 from app import migrate
-from app.archive.search import is_search_object
+from app.archive.search import index_pending, is_search_object, search
 from app.config import Settings
 from app.db import Database
 from app.forum import service as forum
@@ -56,7 +56,7 @@ def test_search_backlog_migration_keeps_every_post_findable(tmp_path: Path) -> N
             board = forum.get_board(session, "chat")
             thread, first = forum.create_thread(session, board, user, "題", "旧索引", "s")
             session.commit()
-        migrate.upgrade(settings, database.engine)
+        migrate.upgrade(settings, database.engine, "0014_state_lz4")
         with database.session() as session:
             assert session.scalar(text("SELECT last_id FROM fts_posts_done")) == first.id
             later = talk(session, thread.id, user, "新索引")
@@ -74,6 +74,54 @@ def test_search_backlog_migration_keeps_every_post_findable(tmp_path: Path) -> N
 
 def _fts_ids(session: Session) -> list[int]:
     return list(session.scalars(text("SELECT rowid FROM fts_posts ORDER BY rowid")))
+
+
+def test_search_file_migration_keeps_every_post_findable(tmp_path: Path) -> None:
+    """0015_search_file (SQLite): the posts' index leaves the database for the search file,
+    which the first batch fills from the first post (a search finds every post meanwhile);
+    going back makes the database's own index again, of every visible post."""
+    url = f"sqlite:///{tmp_path / 'file.db'}"
+    settings = Settings(database_url=url, secret_key="k", tick_seconds=0, deliver_seconds=0)
+    database = Database(url)
+    try:
+        migrate.upgrade(settings, database.engine, "0014_state_lz4")
+        with database.session() as session:
+            forum.ensure_boards(session)
+            session.execute(
+                insert(User).values(name="migrator", password_hash="-", email_notify=False)
+            )
+            user = session.scalars(
+                select(User).options(load_only(User.id, User.name, User.is_admin))
+            ).one()
+            board = forum.get_board(session, "chat")
+            thread, first = forum.create_thread(session, board, user, "題", "移る索引", "s")
+            hidden = talk(session, thread.id, user, "移る隠れ")
+            session.execute(
+                text("UPDATE posts SET hidden_at = CURRENT_TIMESTAMP WHERE id = :id"),
+                {"id": hidden.id},
+            )
+            session.commit()
+        migrate.upgrade(settings, database.engine)
+        with database.session() as session:
+            names = set(session.scalars(text("SELECT name FROM sqlite_master")))
+            assert {"fts_posts", "fts_posts_done", "fts_posts_update"}.isdisjoint(names)
+            assert {"fts_changes", "fts_source", "fts_changes_update"} <= names
+            assert len(session.scalar(text("SELECT token FROM fts_source")) or "") == 32
+            assert [hit.number for hit in search(session, "移る").posts] == [1]
+        assert index_pending(database) == 2
+        with database.session() as session:
+            assert [hit.number for hit in search(session, "移る").posts] == [1]
+        command.downgrade(migrate.alembic_config(settings, database.engine), "0014_state_lz4")
+        with database.session() as session:
+            assert _fts_ids(session) == [first.id]
+            assert session.scalar(text("SELECT last_id FROM fts_posts_done")) == hidden.id
+            session.execute(
+                text("UPDATE posts SET hidden_at = NULL WHERE id = :id"), {"id": hidden.id}
+            )
+            session.commit()
+            assert _fts_ids(session) == [first.id, hidden.id]  # 0008's trigger again
+    finally:
+        database.dispose()
 
 
 def _game_master(session: Session) -> User:

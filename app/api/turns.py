@@ -12,8 +12,8 @@ runs right in the event loop (``begin_now`` took the write lock without waiting)
 a worker thread and back cost a fifth of the posts a second, the two threads passing the GIL
 between them (docs/benchmarks.md, round 6). The writes of one event loop take their turns in
 arrival order, and only the first in line asks for the write lock, every millisecond or two,
-while a worker thread holds it (a page's form, a GM's action). The search indexer's batches
-take their turns in the same line (app/main.py, ``index_run``). Handing a
+while a worker thread holds it (a page's form, a GM's action). (The search indexer writes a
+file of its own and is in nobody's way: app/archive/search.py, ``SearchFile``.) Handing a
 write that found the lock taken to a worker thread made the next ones find it taken too: a
 tenth of the posts went to threads, each paying the GIL's back and forth, and the p99 doubled
 (round 10). After about a tenth of a second (another process writing, a long transaction) the
@@ -130,8 +130,7 @@ def _in_thread(database: Database, work: Work) -> bytes:
 
 
 def write_line() -> asyncio.Lock:
-    """The line of this event loop's writes (a lock belongs to one loop; tests run several).
-    Besides the posts, the search indexer's batches take their turns in it (app/main.py)."""
+    """The line of this event loop's writes (a lock belongs to one loop; tests run several)."""
     loop = asyncio.get_running_loop()
     line = _LINES.get(loop)
     if line is None:

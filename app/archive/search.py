@@ -3,12 +3,15 @@
 The index is made of trigrams (every run of three characters), so any substring of three or
 more characters is found without scanning the posts:
 
-- SQLite: FTS5 tables ``fts_posts`` (rowid = posts.id) and ``fts_threads`` (rowid =
-  threads.id) with ``tokenize='trigram'``. Titles, and changes to posts (hidden, shown
-  again), are kept in step by triggers (migrations 0004_search, 0008_search_backlog); new
-  posts are indexed after their commit, in batches, by ``index_backlog`` — run in the
-  background by the server and first thing by every search, so a search finds every post
-  committed before it. Hidden posts (あぼーん) are kept out of the index.
+- SQLite: FTS5 table ``fts_threads`` (rowid = threads.id, ``tokenize='trigram'``) in the
+  database, kept in step by triggers (migration 0004_search); the posts' FTS5 table
+  ``fts_posts`` (rowid = posts.id) in a file of its own beside the database (``SearchFile``,
+  migration 0015_search_file), filled after the posts' commits, in batches, by
+  ``index_batch`` — run in the background by the server. Changes to posts (hidden, shown
+  again, edited) are noted by a trigger in ``fts_changes`` and applied by the same batches. A
+  search reads the index as far as it has got and the posts beyond it (and the changed ones)
+  with ``LIKE``, so it finds every post committed before it. Hidden posts (あぼーん) are kept
+  out of the index, and every query requires ``hidden_at IS NULL`` of the post as it is now.
 - PostgreSQL: ``pg_trgm`` GIN indexes on ``posts.body`` (partial: ``hidden_at IS NULL``) and
   ``threads.title``, used by ``ILIKE '%term%'``.
 
@@ -22,17 +25,33 @@ posts: nothing here can reach them.
 
 from __future__ import annotations
 
+import os
 import re
+import sqlite3
+import threading
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from markupsafe import Markup, escape
-from sqlalchemy import ColumnElement, Select, func, or_, select, text
+from sqlalchemy import (
+    URL,
+    ColumnElement,
+    Connection,
+    Engine,
+    Select,
+    create_engine,
+    event,
+    func,
+    or_,
+    select,
+    text,
+)
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import NullPool
 
-from app.db import Database, is_postgres
+from app.db import BUSY_SECONDS, Database, is_postgres, is_sqlite_file
 from app.errors import Invalid
 from app.forum.service import Page, page_of
 from app.models import Board, Post, Thread
@@ -55,51 +74,182 @@ def is_search_object(name: str | None) -> bool:
 
 # --- indexing (SQLite) ----------------------------------------------------------------------
 
-INDEX_BATCH = 50
+INDEX_BATCH = 500  # posts (and changed posts) a transaction of the indexer
+SEARCH_FILE_SUFFIX = "-search"  # bbsgm.db → bbsgm.db-search (and its -wal, -shm)
+SEARCH_FILE_VERSION = 1  # PRAGMA user_version of the search file; another one is made anew
 
-_INDEXED_UP_TO = text("SELECT last_id FROM fts_posts_done")
+_SEARCH_FILE_SCHEMA = (
+    "CREATE VIRTUAL TABLE fts_posts USING fts5(body, tokenize='trigram')",
+    # Where the indexer is: every post up to last_id went in (or was passed over, hidden), and
+    # every change to a post up to last_change was applied; source is the fts_source token of
+    # the database it indexes.
+    "CREATE TABLE fts_state (one INTEGER PRIMARY KEY CHECK (one = 1), "
+    "last_id INTEGER NOT NULL, last_change INTEGER NOT NULL, source TEXT NOT NULL)",
+    "INSERT INTO fts_state (one, last_id, last_change, source) VALUES (1, 0, 0, '')",
+)
+
+
+class SearchFile:
+    """SQLite: the posts' search index, in a file of its own beside the database
+    (``<database>-search``), with the database attached to its connections as ``bbs``.
+
+    Tokenising posts into trigrams takes the write lock of the file it writes. In the
+    database's own file that lock is the posts' one: every batch of the indexer held up every
+    post meanwhile, ~7 % of a busy evening's posts (docs/benchmarks.md, round 20). In a file of
+    its own, the indexer's transactions lock only it, and its C work runs beside the posts. The
+    file holds nothing but what the database's posts make again: deleted (with the server
+    stopped) or found to be of another database, it is built again from the first post.
+
+    Its connections are opened for each use (no pool: nothing to dispose of, whichever
+    ``Database`` made them) and their transactions are plain ``BEGIN``: SQLite takes a file's
+    write lock only where a statement writes, so neither the indexer nor a search ever takes
+    the database's (``BEGIN IMMEDIATE`` would take every attached file's).
+    """
+
+    def __init__(self, database_path: str) -> None:
+        self.database_path = database_path
+        self.path = database_path + SEARCH_FILE_SUFFIX
+        self.engine = create_engine(URL.create("sqlite", database=self.path), poolclass=NullPool)
+        event.listen(self.engine, "connect", self._on_connect)
+        event.listen(self.engine, "begin", _plain_begin)
+
+    def _on_connect(self, dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # BEGIN is ours (_plain_begin)
+        dbapi_connection.execute(f"PRAGMA busy_timeout={BUSY_SECONDS * 1000}")
+        dbapi_connection.execute("PRAGMA journal_mode=WAL")
+        dbapi_connection.execute("PRAGMA synchronous=NORMAL")
+        dbapi_connection.execute("ATTACH DATABASE ? AS bbs", (self.database_path,))
+
+    def made(self) -> None:
+        """The file's tables, made if missing (a new file, or one deleted meanwhile) or made
+        again if of another version: looked at first through a connection of its own (the
+        pooled ones have the database attached, and ``BEGIN IMMEDIATE`` there would take its
+        write lock too), then made in a transaction that holds the file's write lock from its
+        start, so that two processes doing it at once take turns."""
+        raw = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_SECONDS)
+        try:
+            if raw.execute("PRAGMA user_version").fetchone()[0] == SEARCH_FILE_VERSION:
+                return
+            raw.execute("PRAGMA journal_mode=WAL")
+            raw.execute("BEGIN IMMEDIATE")
+            if raw.execute("PRAGMA user_version").fetchone()[0] != SEARCH_FILE_VERSION:
+                for table in ("fts_posts", "fts_state"):
+                    raw.execute(f"DROP TABLE IF EXISTS {table}")
+                for statement in _SEARCH_FILE_SCHEMA:
+                    raw.execute(statement)
+                raw.execute(f"PRAGMA user_version={SEARCH_FILE_VERSION}")
+            raw.execute("COMMIT")
+        finally:
+            raw.close()
+
+
+def _plain_begin(connection: Any) -> None:
+    connection.connection.dbapi_connection.execute("BEGIN")
+
+
+_SEARCH_FILES: dict[str, SearchFile] = {}
+_SEARCH_FILES_GUARD = threading.Lock()
+
+
+def search_file(bind: Database | Engine | Connection) -> SearchFile | None:
+    """The search file of this SQLite database file; None on PostgreSQL and for an in-memory
+    database (which has no index: its searches scan, ``_post_page``)."""
+    engine = bind.engine
+    if not is_sqlite_file(engine.url):
+        return None
+    key = os.path.realpath(str(engine.url.database))
+    found = _SEARCH_FILES.get(key)
+    if found is None:
+        with _SEARCH_FILES_GUARD:
+            found = _SEARCH_FILES.get(key)
+            if found is None:
+                found = _SEARCH_FILES[key] = SearchFile(key)
+    return found
+
+
+@dataclass(frozen=True)
+class IndexState:
+    last_id: int  # every post up to it is indexed (or passed over, hidden)
+    last_change: int  # every fts_changes row up to it is applied
+
+
+def _state(connection: Connection) -> IndexState:
+    """What the search file holds, as far as it is of this database: a file made for another
+    one (a database restored from a backup, or replaced) counts as empty."""
+    last_id, last_change, source = connection.execute(_STATE).one()
+    token = connection.scalar(_SOURCE)
+    newest_post = connection.scalar(_NEWEST_POST) or 0
+    newest_change = connection.scalar(_NEWEST_CHANGE) or 0
+    if source != token or last_id > newest_post or last_change > newest_change:
+        return IndexState(0, 0)
+    return IndexState(int(last_id), int(last_change))
+
+
+_STATE = text("SELECT last_id, last_change, source FROM fts_state")
+_SOURCE = text("SELECT token FROM bbs.fts_source")
+_NEWEST_POST = text("SELECT max(id) FROM bbs.posts")
+_NEWEST_CHANGE = text("SELECT max(id) FROM bbs.fts_changes")
+_TAKE_THE_WRITE_LOCK = text("UPDATE fts_state SET one = 1")
+_EMPTY = text("DELETE FROM fts_posts")
+_CHANGES = text("SELECT id, post_id FROM bbs.fts_changes WHERE id > :last ORDER BY id LIMIT :n")
 _NEXT_BATCH = text(
-    "SELECT count(*), max(id) FROM (SELECT id FROM posts WHERE id > :last ORDER BY id LIMIT :n)"
+    "SELECT count(*), max(id) FROM (SELECT id FROM bbs.posts WHERE id > :last ORDER BY id LIMIT :n)"
 )
 _INDEX_RANGE = text(
-    "INSERT INTO fts_posts(rowid, body) SELECT id, body FROM posts "
+    "INSERT INTO fts_posts(rowid, body) SELECT id, body FROM bbs.posts "
     "WHERE id > :last AND id <= :upto AND hidden_at IS NULL"
 )
-_MARK_INDEXED = text("UPDATE fts_posts_done SET last_id = :upto")
+_MARK = text("UPDATE fts_state SET last_id = :upto, last_change = :change, source = :source")
 
 
-def index_backlog(session: Session, batch: int = 2**62) -> int:
-    """SQLite: puts up to ``batch`` posts committed since the last run into ``fts_posts``
-    (hidden ones are passed over: the update trigger adds a post when it is shown again).
-    Returns how many posts it passed; the caller commits. Nothing to do on PostgreSQL.
+def index_batch(database: Database | Engine, batch: int = INDEX_BATCH) -> int:
+    """SQLite: the next ``batch`` posts committed since the last batch put into the search
+    file (hidden ones passed over), and the next ``batch`` changes to posts it holds (hidden,
+    shown again, edited) applied, in one transaction of the search file. Returns how many
+    posts and changes it passed: 0 when nothing was left, and always on PostgreSQL (whose
+    index the database keeps).
 
-    A post's own transaction does not index it: tokenising it and writing a new FTS5 segment
-    at every commit cost about a fifth of a command post (docs/benchmarks.md), while one
-    segment for many posts costs little more than for one."""
-    if is_postgres(session):
+    A post's own transaction does not index it: tokenising it and writing an FTS5 segment at
+    every commit cost about a fifth of a command post, while one segment for many posts costs
+    little more than for one (docs/benchmarks.md, round 4)."""
+    found = search_file(database)
+    if found is None:
         return 0
-    last = session.scalar(_INDEXED_UP_TO)
-    count, upto = session.execute(_NEXT_BATCH, {"last": last, "n": batch}).one()
-    if not count:
-        return 0
-    session.execute(_INDEX_RANGE, {"last": last, "upto": upto})
-    session.execute(_MARK_INDEXED, {"upto": upto})
-    return int(count)
+    found.made()
+    with found.engine.begin() as connection:
+        # A write first: the transaction waits here for the search file's lock (another
+        # process's indexer), never later for a snapshot that went stale meanwhile.
+        connection.execute(_TAKE_THE_WRITE_LOCK)
+        state = _state(connection)
+        if state.last_id == 0 and state.last_change == 0:
+            connection.execute(_EMPTY)  # of another database, or empty already
+        changes = connection.execute(_CHANGES, {"last": state.last_change, "n": batch}).all()
+        last_change = changes[-1][0] if changes else state.last_change
+        # Posts beyond last_id are indexed below as they are now; the others again.
+        again = sorted({post_id for _id, post_id in changes if post_id <= state.last_id})
+        if again:
+            ids = ", ".join(str(int(post_id)) for post_id in again)
+            connection.execute(text(f"DELETE FROM fts_posts WHERE rowid IN ({ids})"))
+            connection.execute(
+                text(
+                    "INSERT INTO fts_posts(rowid, body) SELECT id, body FROM bbs.posts "
+                    f"WHERE id IN ({ids}) AND hidden_at IS NULL"
+                )
+            )
+        count, upto = connection.execute(_NEXT_BATCH, {"last": state.last_id, "n": batch}).one()
+        if count:
+            connection.execute(_INDEX_RANGE, {"last": state.last_id, "upto": upto})
+        source = connection.scalar(_SOURCE)
+        connection.execute(
+            _MARK,
+            {"upto": upto if count else state.last_id, "change": last_change, "source": source},
+        )
+    return int(count) + len(changes)
 
 
-def index_batch(database: Database) -> int:
-    """One batch of the backlog (up to ``INDEX_BATCH`` posts) indexed and committed; returns
-    how many posts it passed, 0 when nothing was left."""
-    with database.session() as session:
-        done = index_backlog(session, INDEX_BATCH)
-        session.commit()
-    return done
-
-
-def index_pending(database: Database) -> int:
-    """Every post not yet indexed, a batch per transaction, back to back; returns how many it
-    passed. For scripts and the benchmarks: the server paces its batches among its posts
-    (``app.main.index_run``)."""
+def index_pending(database: Database | Engine) -> int:
+    """Every post and change not yet in the search file, a batch per transaction, back to
+    back; returns how many it passed (the server's runner does the same, ``app.main``)."""
     total = 0
     while done := index_batch(database):
         total += done
@@ -244,8 +394,9 @@ class PostPage:
 def _post_page(session: Session, terms: list[Term], page: int, per_page: int) -> PostPage:
     """One page of matching visible post ids, newest first. At most MAX_HITS (+1, to know that
     there are more) ids are fetched: a page is a slice of them."""
-    if not is_postgres(session) and any(t.indexed for t in terms):
-        found = _fts_ids_newest(session, terms)
+    found_file = search_file(session.get_bind())
+    if found_file is not None and any(t.indexed for t in terms):
+        found = _indexed_ids_newest(session, found_file, terms)
         mode, window = "index", None
     else:
         query = select(Post.id).where(Post.hidden_at.is_(None))
@@ -255,7 +406,8 @@ def _post_page(session: Session, terms: list[Term], page: int, per_page: int) ->
             newest = session.scalar(select(func.max(Post.id))) or 0
             query = query.where(Post.id > newest - SHORT_SCAN_WINDOW)
         # PostgreSQL: ILIKE on the long terms goes through the pg_trgm index (a bitmap scan of
-        # the partial index on visible posts); the short ones only filter what it found.
+        # the partial index on visible posts); the short ones only filter what it found. An
+        # in-memory SQLite database has no index: it scans.
         hits = query.where(*(_contains(Post.body, t) for t in terms)).cte("hits")
         if is_postgres(session):
             # Found through the index first, then ordered: without MATERIALIZED the planner may
@@ -271,27 +423,79 @@ def _post_page(session: Session, terms: list[Term], page: int, per_page: int) ->
     return PostPage(ids, total, len(found) > MAX_HITS, current, mode, window)
 
 
-def _fts_ids_newest(session: Session, terms: list[Term]) -> list[int]:
-    """SQLite: driven from the FTS5 table (its rowids are post ids, so its order is the posts'
-    order); the short terms filter the joined posts."""
-    params: dict[str, Any] = {"match": fts_expression([t for t in terms if t.indexed])}
+def _like_filters(terms: list[Term], params: dict[str, Any], prefix: str) -> list[str]:
+    """``p.body LIKE …`` for each term (its variants OR-ed), the patterns put in ``params``."""
     filters = []
-    for i, term in enumerate(t for t in terms if not t.indexed):
+    for i, term in enumerate(terms):
         alternatives = []
         for j, variant in enumerate(term.variants):
-            params[f"s{i}_{j}"] = _like(variant)
-            alternatives.append(f"p.body LIKE :s{i}_{j} ESCAPE '\\'")
+            params[f"{prefix}{i}_{j}"] = _like(variant)
+            alternatives.append(f"p.body LIKE :{prefix}{i}_{j} ESCAPE '\\'")
         filters.append("(" + " OR ".join(alternatives) + ")")
-    where = " AND ".join(["fts_posts MATCH :match", "p.hidden_at IS NULL", *filters])
-    params["cap"] = MAX_HITS + 1
-    rows = session.execute(
-        text(
-            "SELECT fts_posts.rowid FROM fts_posts JOIN posts AS p ON p.id = fts_posts.rowid "
-            f"WHERE {where} ORDER BY fts_posts.rowid DESC LIMIT :cap"
-        ),
+    return filters
+
+
+def _indexed_ids_newest(session: Session, found_file: SearchFile, terms: list[Term]) -> list[int]:
+    """SQLite: the newest matching visible posts, from the search file's index as far as the
+    indexer has got, and from the posts themselves (``LIKE``) beyond it: the posts committed
+    since its last batch, and those changed since (shown again, edited). So a search finds
+    every post committed before it without writing anything: it neither waits for the
+    indexer nor holds the posts up.
+
+    The index is read where it has the posts (its rowids are post ids, so its order is
+    theirs; the short terms filter the joined posts); what it found is then checked against
+    the session's own view of the posts, as the posts beyond it are read there: visible, and
+    not changed since the index had them."""
+    found_file.made()
+    long_terms = [t for t in terms if t.indexed]
+    short_terms = [t for t in terms if not t.indexed]
+    cap = MAX_HITS + 1
+    ids: list[int] = []
+    with found_file.engine.begin() as connection:
+        state = _state(connection)
+        if state.last_id:  # 0: nothing indexed yet (or the file is another database's)
+            params: dict[str, Any] = {"match": fts_expression(long_terms), "cap": cap}
+            where = " AND ".join(
+                [
+                    "fts_posts MATCH :match",
+                    "p.hidden_at IS NULL",
+                    *_like_filters(short_terms, params, "s"),
+                ]
+            )
+            indexed = connection.execute(
+                text(
+                    "SELECT fts_posts.rowid FROM fts_posts JOIN bbs.posts AS p "
+                    f"ON p.id = fts_posts.rowid WHERE {where} "
+                    "ORDER BY fts_posts.rowid DESC LIMIT :cap"
+                ),
+                params,
+            )
+            ids = [int(r[0]) for r in indexed]
+    pending = "SELECT post_id FROM fts_changes WHERE id > :last_change"
+    params = {"last_id": state.last_id, "last_change": state.last_change, "cap": cap}
+    if ids:
+        changed = set(session.scalars(text(pending), params))
+        visible = set(
+            session.scalars(
+                select(Post.id).where(
+                    Post.id.in_([i for i in ids if i not in changed]), Post.hidden_at.is_(None)
+                )
+            )
+        )
+        ids = [i for i in ids if i in visible]
+    where = " AND ".join(
+        [
+            f"(p.id > :last_id OR p.id IN ({pending}))",
+            "p.hidden_at IS NULL",
+            *_like_filters(terms, params, "t"),
+        ]
+    )
+    beyond = session.execute(
+        text(f"SELECT p.id FROM posts AS p WHERE {where} ORDER BY p.id DESC LIMIT :cap"),
         params,
     )
-    return [int(r[0]) for r in rows]
+    ids.extend(int(r[0]) for r in beyond)
+    return sorted(ids, reverse=True)[:cap]
 
 
 def _thread_ids(session: Session, terms: list[Term]) -> list[int]:
@@ -357,8 +561,6 @@ def search(
     terms = parse_query(query)
     if not terms:
         return SearchResult(query, [], [], [], page_of(0, per_page, 1), 0, "empty")
-    if index_backlog(session):  # every post committed before the search is found
-        session.commit()
     found = _post_page(session, terms, page, per_page)
     ids, current = found.ids, found.page
     rows = session.execute(

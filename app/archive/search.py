@@ -51,7 +51,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
-from app.db import BUSY_SECONDS, Database, is_postgres, is_sqlite_file
+from app.db import BUSY_SECONDS, WAL_SIZE_LIMIT, Database, is_postgres, is_sqlite_file
 from app.errors import Invalid
 from app.forum.service import Page, page_of
 from app.models import Board, Post, Thread
@@ -118,6 +118,8 @@ class SearchFile:
         dbapi_connection.execute(f"PRAGMA busy_timeout={BUSY_SECONDS * 1000}")
         dbapi_connection.execute("PRAGMA journal_mode=WAL")
         dbapi_connection.execute("PRAGMA synchronous=NORMAL")
+        # The WAL a rebuild grew is cut back when it starts over, not kept at its largest.
+        dbapi_connection.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
         dbapi_connection.execute("ATTACH DATABASE ? AS bbs", (self.database_path,))
 
     def made(self) -> None:

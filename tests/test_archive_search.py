@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import insert, select, text, update
+from sqlalchemy import event, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from app import main as app_main
@@ -305,8 +308,8 @@ def test_the_indexer_works_in_batches_and_passes_hidden_posts_over(own: Database
     word = unique_words()
     thread, posts = _thread(own, *(f"{word} {n}" for n in range(1, 6)))
     _hide(own, thread, 3, True)
-    assert archive_search.index_batch(own, batch=3) == 3 + 1  # posts 1–3, and 3's change
-    assert archive_search.index_batch(own, batch=3) == 2
+    assert archive_search.index_batch(own, batch=3) == 1 + 2  # 3's change, posts 1–2
+    assert archive_search.index_batch(own, batch=3) == 3  # posts 3 (passed over), 4, 5
     assert archive_search.index_batch(own, batch=3) == 0
     assert [_indexed(own, p.id) for p in posts] == [1, 1, 0, 1, 1]
     assert _numbers(own, word) == [5, 4, 2, 1]
@@ -357,21 +360,81 @@ def test_an_edited_post_is_found_by_its_new_words_only(own: Database) -> None:
 
 
 def test_a_batch_of_the_indexer_never_holds_a_post_up(own: Database) -> None:
-    """The indexer's transaction locks the search file only: while one is open, a post
-    begins writing at once (``begin_now`` does not wait) and commits."""
+    """The indexer's transaction locks the search file only: in the middle of a real batch
+    (as it puts the new posts in), a post begins writing at once (``begin_now`` does not
+    wait) and commits."""
     word = unique_words()
     thread, _posts = _thread(own, "一つ目")
     found = archive_search.search_file(own)
     assert found is not None
-    found.made()
-    with found.engine.begin() as batch:
-        batch.execute(text("UPDATE fts_state SET one = 1"))  # a batch holds its lock
-        batch.execute(text("SELECT count(*) FROM bbs.posts")).scalar()  # and reads the posts
-        with own.session() as session:
-            assert begin_now(session)
-            talk(session, thread.id, make_user(session), f"同時に{word}")
-            session.commit()
+    began: list[bool] = []
+
+    def post_meanwhile(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if statement.startswith("INSERT INTO fts_posts(rowid, body) SELECT id, body"):
+            with own.session() as session:
+                began.append(begin_now(session))
+                talk(session, thread.id, make_user(session), f"同時に{word}")
+                session.commit()
+
+    event.listen(found.engine, "before_cursor_execute", post_meanwhile)
+    try:
+        assert archive_search.index_batch(own) == 1
+    finally:
+        event.remove(found.engine, "before_cursor_execute", post_meanwhile)
+    assert began == [True]
     assert _numbers(own, word) == [2]
+    assert archive_search.index_pending(own) == 1
+
+
+def test_an_idle_indexer_writes_nothing(own: Database) -> None:
+    """With every post indexed, a batch only reads: it neither waits for the search file's
+    write lock (held here by another connection) nor takes it."""
+    _thread(own, "一つ目", "二つ目")
+    archive_search.index_pending(own)
+    found = archive_search.search_file(own)
+    assert found is not None
+    holder = sqlite3.connect(found.path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    done: list[int] = []
+    try:
+        batch = threading.Thread(target=lambda: done.append(archive_search.index_batch(own)))
+        batch.start()
+        batch.join(timeout=10)
+        assert done == [0], "the idle batch waited for the search file's write lock"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        batch.join()
+
+
+def test_a_restored_backup_is_not_taken_for_the_database_the_index_was_made_from(
+    own: Database, tmp_path: Path
+) -> None:
+    """A backup of the same database (the same ``fts_source`` token), restored after the
+    index had gone further, and written to since up to the index's last post: the posts
+    under those ids are others now, and the index is made again."""
+    old_word, new_word = unique_words(), unique_words()
+    _thread(own, "一つ目")
+    backup = tmp_path / "backup.db"
+    path = own.url.split("///")[1]
+    live, copy = sqlite3.connect(path), sqlite3.connect(str(backup))
+    try:
+        live.backup(copy)
+    finally:
+        live.close()
+        copy.close()
+    _thread(own, f"{old_word} 1", f"{old_word} 2")
+    archive_search.index_pending(own)  # the index is at post 3
+    own.dispose()
+    for suffix in ("-wal", "-shm"):
+        Path(path + suffix).unlink(missing_ok=True)
+    shutil.copy(backup, path)  # restored: post 1 only
+    _thread(own, f"{new_word} 1", f"{new_word} 2")  # posts 2 and 3 again, other ones
+    assert _numbers(own, old_word) == []
+    assert _numbers(own, new_word) == [2, 1]
+    archive_search.index_pending(own)
+    assert (_numbers(own, old_word), _numbers(own, new_word)) == ([], [2, 1])
+    assert [_indexed(own, post_id) for post_id in (1, 2, 3)] == [1, 1, 1]
 
 
 def test_a_search_file_of_another_database_is_never_read_and_is_built_again(

@@ -107,10 +107,12 @@ def test_search_file_migration_keeps_every_post_findable(tmp_path: Path) -> None
             assert {"fts_posts", "fts_posts_done", "fts_posts_update"}.isdisjoint(names)
             assert {"fts_changes", "fts_source", "fts_changes_update"} <= names
             assert len(session.scalar(text("SELECT token FROM fts_source")) or "") == 32
-            assert [hit.number for hit in search(session, "移る").posts] == [1]
+            assert [hit.number for hit in search(session, "移る索引").posts] == [1]
+            assert [hit.number for hit in search(session, "移る隠れ").posts] == []
         assert index_pending(database) == 2
         with database.session() as session:
-            assert [hit.number for hit in search(session, "移る").posts] == [1]
+            assert [hit.number for hit in search(session, "移る索引").posts] == [1]
+            assert [hit.number for hit in search(session, "移る隠れ").posts] == []
         command.downgrade(migrate.alembic_config(settings, database.engine), "0014_state_lz4")
         with database.session() as session:
             assert _fts_ids(session) == [first.id]

@@ -15,7 +15,7 @@ from app.api.schemas import ERROR_RESPONSES
 from app.archive import records, verify
 from app.archive.search import MAX_QUERY_CHARS, search
 from app.gm import service as gm
-from app.web.deps import SessionDep, SettingsDep
+from app.web.deps import DatabaseDep, SessionDep, SettingsDep
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
@@ -67,14 +67,15 @@ class ReportOut(BaseModel):
 
 @router.get("/search", response_model=SearchOut)
 def search_posts(
-    session: SessionDep,
+    database: DatabaseDep,
     settings: SettingsDep,
     q: Annotated[str, Query(max_length=MAX_QUERY_CHARS)] = "",
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
 ) -> dict[str, Any]:
     """Thread titles and visible posts containing every word of ``q`` (Japanese: any run of
     characters; words of 1–2 characters scan only the newest posts, see ``mode``)."""
-    return search(session, q, page=page, posts_per_page=settings.posts_per_page).to_json()
+    with database.read_session() as session:  # only reads: on SQLite, no write lock
+        return search(session, q, page=page, posts_per_page=settings.posts_per_page).to_json()
 
 
 @router.post("/verify", response_model=ReportOut)

@@ -74,17 +74,21 @@ def is_search_object(name: str | None) -> bool:
 
 # --- indexing (SQLite) ----------------------------------------------------------------------
 
-INDEX_BATCH = 500  # posts (and changed posts) a transaction of the indexer
+INDEX_BATCH = 500  # posts and changed posts a transaction of the indexer, at most
 SEARCH_FILE_SUFFIX = "-search"  # bbsgm.db → bbsgm.db-search (and its -wal, -shm)
-SEARCH_FILE_VERSION = 1  # PRAGMA user_version of the search file; another one is made anew
+SEARCH_FILE_VERSION = 2  # PRAGMA user_version of the search file; another one is made anew
 
+_POSTS_TABLE = "CREATE VIRTUAL TABLE fts_posts USING fts5(body, tokenize='trigram')"
 _SEARCH_FILE_SCHEMA = (
-    "CREATE VIRTUAL TABLE fts_posts USING fts5(body, tokenize='trigram')",
+    _POSTS_TABLE,
     # Where the indexer is: every post up to last_id went in (or was passed over, hidden), and
-    # every change to a post up to last_change was applied; source is the fts_source token of
-    # the database it indexes.
+    # every fts_changes row up to last_change was applied. Which database it was: source is
+    # its fts_source token, last_stamp the created_at of post last_id there and change_post
+    # the post_id of change last_change (a backup of the same database, restored, has the
+    # same token, and may have other posts under those ids by now).
     "CREATE TABLE fts_state (one INTEGER PRIMARY KEY CHECK (one = 1), "
-    "last_id INTEGER NOT NULL, last_change INTEGER NOT NULL, source TEXT NOT NULL)",
+    "last_id INTEGER NOT NULL, last_change INTEGER NOT NULL, source TEXT NOT NULL, "
+    "last_stamp TEXT, change_post INTEGER)",
     "INSERT INTO fts_state (one, last_id, last_change, source) VALUES (1, 0, 0, '')",
 )
 
@@ -95,15 +99,15 @@ class SearchFile:
 
     Tokenising posts into trigrams takes the write lock of the file it writes. In the
     database's own file that lock is the posts' one: every batch of the indexer held up every
-    post meanwhile, ~7 % of a busy evening's posts (docs/benchmarks.md, round 20). In a file of
+    post meanwhile, ~8 % of a busy evening's posts (docs/benchmarks.md, round 20). In a file of
     its own, the indexer's transactions lock only it, and its C work runs beside the posts. The
-    file holds nothing but what the database's posts make again: deleted (with the server
-    stopped) or found to be of another database, it is built again from the first post.
+    file holds nothing but what the database's posts make again: deleted (with its -wal and
+    -shm) or found to be of another database, it is built again from the first post.
 
     Its connections are opened for each use (no pool: nothing to dispose of, whichever
     ``Database`` made them) and their transactions are plain ``BEGIN``: SQLite takes a file's
-    write lock only where a statement writes, so neither the indexer nor a search ever takes
-    the database's (``BEGIN IMMEDIATE`` would take every attached file's).
+    write lock only where a statement writes, so the indexer never takes the database's
+    (``BEGIN IMMEDIATE`` would take every attached file's).
     """
 
     def __init__(self, database_path: str) -> None:
@@ -125,7 +129,7 @@ class SearchFile:
     def made(self) -> None:
         """The file's tables, made if missing (a new file, or one deleted meanwhile) or made
         again if of another version: looked at first through a connection of its own (the
-        pooled ones have the database attached, and ``BEGIN IMMEDIATE`` there would take its
+        engine's have the database attached, and ``BEGIN IMMEDIATE`` there would take its
         write lock too), then made in a transaction that holds the file's write lock from its
         start, so that two processes doing it at once take turns."""
         raw = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_SECONDS)
@@ -173,26 +177,28 @@ def search_file(bind: Database | Engine | Connection) -> SearchFile | None:
 class IndexState:
     last_id: int  # every post up to it is indexed (or passed over, hidden)
     last_change: int  # every fts_changes row up to it is applied
+    valid: bool = True  # False: the file is another database's; read as empty
 
 
 def _state(connection: Connection) -> IndexState:
     """What the search file holds, as far as it is of this database: a file made for another
-    one (a database restored from a backup, or replaced) counts as empty."""
-    last_id, last_change, source = connection.execute(_STATE).one()
+    one, or for this one as it was (a database restored from a backup, or replaced), counts
+    as empty (``valid`` False)."""
+    last_id, last_change, source, last_stamp, change_post = connection.execute(_STATE).one()
     token = connection.scalar(_SOURCE)
-    newest_post = connection.scalar(_NEWEST_POST) or 0
-    newest_change = connection.scalar(_NEWEST_CHANGE) or 0
-    if source != token or last_id > newest_post or last_change > newest_change:
-        return IndexState(0, 0)
+    stamp = connection.scalar(_STAMP, {"id": last_id}) if last_id else None
+    changed = connection.scalar(_CHANGE_POST, {"id": last_change}) if last_change else None
+    if source != token or stamp != last_stamp or changed != change_post:
+        return IndexState(0, 0, valid=False)
     return IndexState(int(last_id), int(last_change))
 
 
-_STATE = text("SELECT last_id, last_change, source FROM fts_state")
+_STATE = text("SELECT last_id, last_change, source, last_stamp, change_post FROM fts_state")
 _SOURCE = text("SELECT token FROM bbs.fts_source")
-_NEWEST_POST = text("SELECT max(id) FROM bbs.posts")
-_NEWEST_CHANGE = text("SELECT max(id) FROM bbs.fts_changes")
+_STAMP = text("SELECT CAST(created_at AS TEXT) FROM bbs.posts WHERE id = :id")
+_CHANGE_POST = text("SELECT post_id FROM bbs.fts_changes WHERE id = :id")
+_NEWEST = text("SELECT (SELECT max(id) FROM bbs.posts), (SELECT max(id) FROM bbs.fts_changes)")
 _TAKE_THE_WRITE_LOCK = text("UPDATE fts_state SET one = 1")
-_EMPTY = text("DELETE FROM fts_posts")
 _CHANGES = text("SELECT id, post_id FROM bbs.fts_changes WHERE id > :last ORDER BY id LIMIT :n")
 _NEXT_BATCH = text(
     "SELECT count(*), max(id) FROM (SELECT id FROM bbs.posts WHERE id > :last ORDER BY id LIMIT :n)"
@@ -201,13 +207,29 @@ _INDEX_RANGE = text(
     "INSERT INTO fts_posts(rowid, body) SELECT id, body FROM bbs.posts "
     "WHERE id > :last AND id <= :upto AND hidden_at IS NULL"
 )
-_MARK = text("UPDATE fts_state SET last_id = :upto, last_change = :change, source = :source")
+_MARK = text(
+    "UPDATE fts_state SET last_id = :upto, last_change = :change, source = :source, "
+    "last_stamp = :stamp, change_post = :change_post"
+)
+
+
+def _nothing_to_do(found: SearchFile) -> bool:
+    """The index has every post and change already (read only: an idle indexer writes
+    nothing)."""
+    with found.engine.begin() as connection:
+        state = _state(connection)
+        newest_post, newest_change = connection.execute(_NEWEST).one()
+    return (
+        state.valid
+        and state.last_id == (newest_post or 0)
+        and state.last_change == (newest_change or 0)
+    )
 
 
 def index_batch(database: Database | Engine, batch: int = INDEX_BATCH) -> int:
-    """SQLite: the next ``batch`` posts committed since the last batch put into the search
-    file (hidden ones passed over), and the next ``batch`` changes to posts it holds (hidden,
-    shown again, edited) applied, in one transaction of the search file. Returns how many
+    """SQLite: the next changes to posts the search file holds (hidden, shown again, edited)
+    applied, and the next posts committed since the last batch put in (hidden ones passed
+    over), ``batch`` of them in all, in one transaction of the search file. Returns how many
     posts and changes it passed: 0 when nothing was left, and always on PostgreSQL (whose
     index the database keeps).
 
@@ -218,13 +240,17 @@ def index_batch(database: Database | Engine, batch: int = INDEX_BATCH) -> int:
     if found is None:
         return 0
     found.made()
+    if _nothing_to_do(found):
+        return 0
     with found.engine.begin() as connection:
         # A write first: the transaction waits here for the search file's lock (another
         # process's indexer), never later for a snapshot that went stale meanwhile.
         connection.execute(_TAKE_THE_WRITE_LOCK)
         state = _state(connection)
-        if state.last_id == 0 and state.last_change == 0:
-            connection.execute(_EMPTY)  # of another database, or empty already
+        if not state.valid:
+            # Made again rather than emptied: deleting an FTS5 table's rows tokenises each.
+            connection.execute(text("DROP TABLE fts_posts"))
+            connection.execute(text(_POSTS_TABLE))
         changes = connection.execute(_CHANGES, {"last": state.last_change, "n": batch}).all()
         last_change = changes[-1][0] if changes else state.last_change
         # Posts beyond last_id are indexed below as they are now; the others again.
@@ -238,13 +264,25 @@ def index_batch(database: Database | Engine, batch: int = INDEX_BATCH) -> int:
                     f"WHERE id IN ({ids}) AND hidden_at IS NULL"
                 )
             )
-        count, upto = connection.execute(_NEXT_BATCH, {"last": state.last_id, "n": batch}).one()
-        if count:
-            connection.execute(_INDEX_RANGE, {"last": state.last_id, "upto": upto})
-        source = connection.scalar(_SOURCE)
+        count, upto = 0, state.last_id
+        if room := batch - len(changes):
+            count, newest = connection.execute(
+                _NEXT_BATCH, {"last": state.last_id, "n": room}
+            ).one()
+            if count:
+                upto = newest
+                connection.execute(_INDEX_RANGE, {"last": state.last_id, "upto": upto})
         connection.execute(
             _MARK,
-            {"upto": upto if count else state.last_id, "change": last_change, "source": source},
+            {
+                "upto": upto,
+                "change": last_change,
+                "source": connection.scalar(_SOURCE),
+                "stamp": connection.scalar(_STAMP, {"id": upto}) if upto else None,
+                "change_post": (
+                    connection.scalar(_CHANGE_POST, {"id": last_change}) if last_change else None
+                ),
+            },
         )
     return int(count) + len(changes)
 
@@ -441,13 +479,13 @@ def _indexed_ids_newest(session: Session, found_file: SearchFile, terms: list[Te
     """SQLite: the newest matching visible posts, from the search file's index as far as the
     indexer has got, and from the posts themselves (``LIKE``) beyond it: the posts committed
     since its last batch, and those changed since (shown again, edited). So a search finds
-    every post committed before it without writing anything: it neither waits for the
-    indexer nor holds the posts up.
+    every post committed before it without writing anything, and never waits for the
+    indexer.
 
     The index is read where it has the posts (its rowids are post ids, so its order is
-    theirs; the short terms filter the joined posts); what it found is then checked against
-    the session's own view of the posts, as the posts beyond it are read there: visible, and
-    not changed since the index had them."""
+    theirs; the short terms filter the joined posts), leaving out the posts changed since it
+    had them as the session sees them; what it found is checked against the session's view
+    of the posts, as the posts beyond it are read there."""
     found_file.made()
     long_terms = [t for t in terms if t.indexed]
     short_terms = [t for t in terms if not t.indexed]
@@ -455,13 +493,21 @@ def _indexed_ids_newest(session: Session, found_file: SearchFile, terms: list[Te
     ids: list[int] = []
     with found_file.engine.begin() as connection:
         state = _state(connection)
-        if state.last_id:  # 0: nothing indexed yet (or the file is another database's)
-            params: dict[str, Any] = {"match": fts_expression(long_terms), "cap": cap}
+        pending = "SELECT post_id FROM fts_changes WHERE id > :last_change"
+        params: dict[str, Any] = {
+            "last_id": state.last_id,
+            "last_change": state.last_change,
+            "cap": cap,
+        }
+        changed = sorted({int(i) for i in session.scalars(text(pending), params)})
+        if state.last_id:  # 0: nothing indexed yet, or the file is another database's
+            found_params: dict[str, Any] = {"match": fts_expression(long_terms), "cap": cap}
             where = " AND ".join(
                 [
                     "fts_posts MATCH :match",
                     "p.hidden_at IS NULL",
-                    *_like_filters(short_terms, params, "s"),
+                    f"fts_posts.rowid NOT IN ({', '.join(map(str, changed))})",
+                    *_like_filters(short_terms, found_params, "s"),
                 ]
             )
             indexed = connection.execute(
@@ -470,19 +516,12 @@ def _indexed_ids_newest(session: Session, found_file: SearchFile, terms: list[Te
                     f"ON p.id = fts_posts.rowid WHERE {where} "
                     "ORDER BY fts_posts.rowid DESC LIMIT :cap"
                 ),
-                params,
+                found_params,
             )
             ids = [int(r[0]) for r in indexed]
-    pending = "SELECT post_id FROM fts_changes WHERE id > :last_change"
-    params = {"last_id": state.last_id, "last_change": state.last_change, "cap": cap}
-    if ids:
-        changed = set(session.scalars(text(pending), params))
+    if ids:  # as the session sees them (a post hidden since the index's reading)
         visible = set(
-            session.scalars(
-                select(Post.id).where(
-                    Post.id.in_([i for i in ids if i not in changed]), Post.hidden_at.is_(None)
-                )
-            )
+            session.scalars(select(Post.id).where(Post.id.in_(ids), Post.hidden_at.is_(None)))
         )
         ids = [i for i in ids if i in visible]
     where = " AND ".join(

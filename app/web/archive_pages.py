@@ -30,7 +30,7 @@ from app.i18n import N_
 from app.models import Board
 from app.web import deps, http_cache, thread_cache
 from app.web.common import CSRF_MESSAGE, render
-from app.web.deps import PageUser, SessionDep, SettingsDep
+from app.web.deps import DatabaseDep, PageUser, SessionDep, SettingsDep
 from app.web.messages import game_title
 
 router = APIRouter(include_in_schema=False)
@@ -132,7 +132,7 @@ def archive_page(
 @router.get("/search")
 def search_page(
     request: Request,
-    session: SessionDep,
+    database: DatabaseDep,
     settings: SettingsDep,
     user: PageUser,
     q: Annotated[str, Query(max_length=MAX_QUERY_CHARS * 2)] = "",
@@ -140,10 +140,12 @@ def search_page(
 ) -> Response:
     error, code, result = None, 200, None
     try:
-        result = search(session, q, page=page, posts_per_page=settings.posts_per_page)
+        # Only reads: on SQLite it takes no write lock (a search reads the posts beyond the
+        # index with LIKE, as many as the indexer has not reached).
+        with database.read_session() as reading:
+            result = search(reading, q, page=page, posts_per_page=settings.posts_per_page)
     except ServiceError as exc:
         error, code = exc.message, exc.status
-    session.commit()
     return render(
         request,
         "archive/search.html",

@@ -49,6 +49,7 @@ async def get_session(db: Annotated[Database, Depends(get_database)]) -> AsyncIt
 
 SessionDep = Annotated[Session, Depends(get_session)]
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
+DatabaseDep = Annotated[Database, Depends(get_database)]
 
 
 def secret_key(request: Request) -> str:

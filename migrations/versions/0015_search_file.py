@@ -4,7 +4,7 @@ Revision ID: 0015_search_file
 Revises: 0014_state_lz4
 
 The indexer's batches wrote ``fts_posts`` in the database's own file, so each took the write
-lock every post needs, and every post of that moment waited for it: about 7 % of the posts a
+lock every post needs, and every post of that moment waited for it: about 8 % of the posts a
 busy evening could post (docs/benchmarks.md, round 20). The posts' index is now
 ``fts_posts`` in ``<database>-search`` (``app.archive.search.SearchFile``), which the server
 makes and fills from the first post when it first indexes: its own transactions lock only
@@ -16,8 +16,9 @@ What stays in the database, for that file's indexer:
   post deleted) by the trigger ``fts_changes_update`` / ``fts_changes_delete``; the indexer
   indexes those posts again as they are now (one hidden: out of the index).
 - ``fts_source``: a random token naming this database; the search file notes the token of the
-  database it was made from, and one of another (a database restored from a backup, or
-  replaced) is built again instead of answering with another database's posts.
+  database it was made from (with the ``created_at`` of its last post and the post of its
+  last change, which tell a restored backup of this same database apart), and one made from
+  another is built again instead of answering with another database's posts.
 
 Thread titles keep their index (``fts_threads``) and its triggers in the database: a title is
 written once per thread, not once per post. PostgreSQL: nothing changes (its GIN index is kept

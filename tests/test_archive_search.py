@@ -229,6 +229,35 @@ def test_the_search_uses_the_index(session: Session, tmp_path: Path) -> None:
         assert "fts_posts_body_trgm" in details, details
 
 
+def test_the_posts_beyond_the_index_are_read_through_the_primary_key(own: Database) -> None:
+    """SQLite: the LIKE over the posts the indexer has not reached (and the changed ones)
+    reads those ranges of ``posts``, not the whole table."""
+    word = unique_words()
+    thread, _posts = _thread(own, f"{word} 1", f"{word} 2")
+    archive_search.index_pending(own)
+    _hide(own, thread, 1, True)
+    _hide(own, thread, 1, False)  # changed since the index had it
+    _thread(own, f"{word} 3")  # beyond the index
+    seen: list[tuple[str, Any]] = []
+
+    def keep(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_args: Any) -> None:
+        if "UNION ALL" in statement:
+            seen.append((statement, parameters))
+
+    event.listen(own.engine, "before_cursor_execute", keep)
+    try:
+        assert _numbers(own, word) == [1, 2, 1]
+    finally:
+        event.remove(own.engine, "before_cursor_execute", keep)
+    assert len(seen) == 1
+    statement, parameters = seen[0]
+    with own.engine.connect() as connection:
+        plan = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters).all()
+    details = " | ".join(str(row[-1]) for row in plan)
+    assert "SCAN p" not in details, details
+    assert details.count("SEARCH p USING INTEGER PRIMARY KEY") == 2, details
+
+
 # --- SQLite: the posts' index is a file of its own, filled after the posts' commits --------
 # (migration 0015_search_file). These tests commit, so each has a database file of its own:
 # the shared one's test sessions are rolled back, and the search file reads what is committed.

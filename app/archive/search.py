@@ -524,15 +524,18 @@ def _indexed_ids_newest(session: Session, found_file: SearchFile, terms: list[Te
             session.scalars(select(Post.id).where(Post.id.in_(ids), Post.hidden_at.is_(None)))
         )
         ids = [i for i in ids if i in visible]
-    where = " AND ".join(
-        [
-            f"(p.id > :last_id OR p.id IN ({pending}))",
-            "p.hidden_at IS NULL",
-            *_like_filters(terms, params, "t"),
-        ]
-    )
+    # Two ranges, each read through the primary key (``id > x OR id IN (…)`` scanned the
+    # whole table): the posts beyond the index, and the changed ones within it.
+    matching = " AND ".join(["p.hidden_at IS NULL", *_like_filters(terms, params, "t")])
+    ranges = [f"SELECT p.id FROM posts AS p WHERE p.id > :last_id AND {matching}"]
+    if changed:
+        within = ", ".join(map(str, changed))
+        ranges.append(
+            f"SELECT p.id FROM posts AS p WHERE p.id IN ({within}) AND p.id <= :last_id "
+            f"AND {matching}"
+        )
     beyond = session.execute(
-        text(f"SELECT p.id FROM posts AS p WHERE {where} ORDER BY p.id DESC LIMIT :cap"),
+        text(f"SELECT id FROM ({' UNION ALL '.join(ranges)}) ORDER BY id DESC LIMIT :cap"),
         params,
     )
     ids.extend(int(r[0]) for r in beyond)

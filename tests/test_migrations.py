@@ -18,7 +18,7 @@ from app.archive.search import index_pending, is_search_object, search
 from app.config import Settings
 from app.db import Database
 from app.forum import service as forum
-from app.models import Base, User
+from app.models import Base, Post, Thread, User
 from tests.conftest import _create_pg_database, _drop_pg_database
 from tests.test_forum_service import talk
 
@@ -45,16 +45,7 @@ def test_search_backlog_migration_keeps_every_post_findable(tmp_path: Path) -> N
     try:
         migrate.upgrade(settings, database.engine, "0007_last_seq")
         with database.session() as session:
-            forum.ensure_boards(session)
-            # The account as 0007's users table holds it: the models know later columns.
-            session.execute(
-                insert(User).values(name="migrator", password_hash="-", email_notify=False)
-            )
-            user = session.scalars(
-                select(User).options(load_only(User.id, User.name, User.is_admin))
-            ).one()
-            board = forum.get_board(session, "chat")
-            thread, first = forum.create_thread(session, board, user, "題", "旧索引", "s")
+            user, thread, first = _thread_of_old(session, "旧索引")
             session.commit()
         migrate.upgrade(settings, database.engine, "0014_state_lz4")
         with database.session() as session:
@@ -72,6 +63,18 @@ def test_search_backlog_migration_keeps_every_post_findable(tmp_path: Path) -> N
         database.dispose()
 
 
+def _thread_of_old(session: Session, body: str) -> tuple[User, Thread, Post]:
+    """The boards, an account and a thread with its first post, in a database migrated to a
+    revision from 0007 on (the account as 0007's users table holds it: the models know later
+    columns, so only those every such revision has are written and read)."""
+    forum.ensure_boards(session)
+    session.execute(insert(User).values(name="migrator", password_hash="-", email_notify=False))
+    user = session.scalars(select(User).options(load_only(User.id, User.name, User.is_admin))).one()
+    board = forum.get_board(session, "chat")
+    thread, first = forum.create_thread(session, board, user, "題", body, "s")
+    return user, thread, first
+
+
 def _fts_ids(session: Session) -> list[int]:
     return list(session.scalars(text("SELECT rowid FROM fts_posts ORDER BY rowid")))
 
@@ -86,15 +89,7 @@ def test_search_file_migration_keeps_every_post_findable(tmp_path: Path) -> None
     try:
         migrate.upgrade(settings, database.engine, "0014_state_lz4")
         with database.session() as session:
-            forum.ensure_boards(session)
-            session.execute(
-                insert(User).values(name="migrator", password_hash="-", email_notify=False)
-            )
-            user = session.scalars(
-                select(User).options(load_only(User.id, User.name, User.is_admin))
-            ).one()
-            board = forum.get_board(session, "chat")
-            thread, first = forum.create_thread(session, board, user, "題", "移る索引", "s")
+            user, thread, first = _thread_of_old(session, "移る索引")
             hidden = talk(session, thread.id, user, "移る隠れ")
             session.execute(
                 text("UPDATE posts SET hidden_at = CURRENT_TIMESTAMP WHERE id = :id"),

@@ -12,7 +12,10 @@ The parent process only starts the workers and watches them: a worker that exits
 again, unless it did so in the first ``STARTING_SECONDS`` of the command (then the others are
 stopped and the command fails: a worker that cannot start — the database unreachable, the
 settings wrong — will not start the next time either); SIGINT or SIGTERM stops them all, each
-finishing its requests as uvicorn does. Where the system has no ``SO_REUSEPORT``,
+finishing its requests as uvicorn does, for up to ``STOP_SECONDS``; a second SIGINT or
+SIGTERM meanwhile kills them at once. The command exits 0 when every worker stopped by itself
+with status 0, 1 when one had to be killed or did not stop cleanly (a process manager or a
+deploy script sees that the stop lost requests). Where the system has no ``SO_REUSEPORT``,
 uvicorn's own workers are used.
 """
 
@@ -101,6 +104,7 @@ def serve(
     workers: int,
     log_level: str,
     starting_seconds: float = STARTING_SECONDS,
+    stop_seconds: float = STOP_SECONDS,
 ) -> int:
     """Runs ``workers`` server processes until SIGINT or SIGTERM; the exit status."""
     if port and _answering(host, port):
@@ -112,6 +116,7 @@ def serve(
     port = reserved.getsockname()[1]
     context = multiprocessing.get_context("spawn")
     stopping = False
+    forced = False  # a second SIGINT or SIGTERM: the workers are killed, not waited for
 
     def start() -> tuple[BaseProcess, float]:
         process = context.Process(
@@ -121,7 +126,8 @@ def serve(
         return process, time.monotonic()
 
     def stop(_signum: int, _frame: FrameType | None) -> None:
-        nonlocal stopping
+        nonlocal stopping, forced
+        forced = stopping
         stopping = True
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -156,15 +162,29 @@ def serve(
                 print(f"bbsgm: a worker exited ({process.exitcode}); starting another")
                 running[index] = start()
     finally:
+        stopping = True  # from here a signal forces the stop
         for process, _started in running:
             if process.is_alive():
                 process.terminate()  # SIGTERM: uvicorn finishes the requests it has
-        deadline = time.monotonic() + STOP_SECONDS
-        for process, _started in running:
-            process.join(max(0.0, deadline - time.monotonic()))
-            if process.is_alive():
-                process.kill()
-                process.join()
+        deadline = time.monotonic() + stop_seconds
+        waiting = [process for process, _started in running]
+        while waiting and not forced and time.monotonic() < deadline:
+            waiting[0].join(min(WATCH_SECONDS, max(0.0, deadline - time.monotonic())))
+            waiting = [process for process in waiting if process.is_alive()]
+        killed = [process for process in waiting if process.is_alive()]
+        for process in killed:
+            why = "on a second signal" if forced else f"after {stop_seconds:g} s"
+            print(f"bbsgm: a worker still running was killed {why}", file=sys.stderr)
+            process.kill()
+            process.join()
+        # uvicorn, once it has finished its requests, raises the signal it caught again: a
+        # worker that stopped cleanly exits by SIGTERM (or with 0).
+        failed = [p for p, _ in running if p.exitcode not in (0, -signal.SIGTERM)]
+        for process in failed:
+            if process not in killed:  # killed by something else, or failed on its way out
+                print(f"bbsgm: a worker stopped with {process.exitcode}", file=sys.stderr)
+        if failed:
+            status = 1  # requests may have been lost: say so to whatever stopped the command
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         with contextlib.suppress(OSError):

@@ -200,6 +200,47 @@ def test_a_worker_that_dies_is_replaced_and_sigterm_stops_them_all(tmp_path: Pat
         assert not any(Path(f"/proc/{pid}").exists() for pid in everyone)
 
 
+def _serve_stopping_within(tmp_path: Path, stop_seconds: float) -> Iterator[Served]:
+    command = (
+        "-c",
+        "import sys; from app import cli, workers; cli.main(['migrate']); "
+        "sys.exit(workers.serve('127.0.0.1', int(sys.argv[2]), 2, 'warning', "
+        f"stop_seconds={stop_seconds}))",
+    )
+    yield from _serve(tmp_path, *command)
+
+
+def test_a_second_sigterm_kills_the_workers_at_once_and_the_command_fails(
+    tmp_path: Path,
+) -> None:
+    """A worker that does not stop (here: stopped by SIGSTOP, so its SIGTERM waits) would hold
+    the command for its minute; a second SIGTERM kills it now, and the status says the stop was
+    not clean."""
+    for served in _serve_stopping_within(tmp_path, 60):
+        everyone = served.workers()
+        assert len(everyone) == 2
+        os.kill(min(everyone), signal.SIGSTOP)
+        served.process.send_signal(signal.SIGTERM)
+        time.sleep(2)
+        assert served.process.poll() is None  # waiting for the stopped worker
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(20) == 1
+        assert not any(Path(f"/proc/{pid}").exists() for pid in everyone)
+        assert b"killed on a second signal" in served.log.read_bytes()
+
+
+def test_a_worker_still_running_after_the_stop_time_is_killed_and_the_command_fails(
+    tmp_path: Path,
+) -> None:
+    for served in _serve_stopping_within(tmp_path, 1):
+        everyone = served.workers()
+        os.kill(min(everyone), signal.SIGSTOP)
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(30) == 1
+        assert not any(Path(f"/proc/{pid}").exists() for pid in everyone)
+        assert b"killed after 1 s" in served.log.read_bytes()
+
+
 def test_a_worker_that_cannot_start_stops_the_command(tmp_path: Path) -> None:
     """The settings are wrong: the workers exit while starting, the command fails."""
     port = _free_port()

@@ -4,6 +4,7 @@ and `parse`, which explains a broken `RULE <expression>` in the rule language's 
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 from lark import Token, Transformer
@@ -230,6 +231,7 @@ TERMINAL_LABELS: dict[str, str] = {
 PARSER = CommandParser("eleusis.lark", make_transformer, SYNTAX_EXAMPLES, TERMINAL_LABELS)
 
 
+@cache  # a few terminals, asked for on every line parsed
 def _pattern(terminal: str) -> re.Pattern[str]:
     return re.compile(PARSER.lark.get_terminal(terminal).pattern.to_regexp())
 

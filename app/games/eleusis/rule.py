@@ -854,5 +854,6 @@ RULE_PARSER = RuleParser(RULE_SYNTAX_EXAMPLES)
 
 @lru_cache(maxsize=256)
 def parse_rule(text: str) -> Node:
-    """The AST of a (canonical, already accepted) rule text; cached, the AST is immutable."""
+    """The AST of a rule text; cached, the AST is immutable (a text that fails raises
+    RuleLanguageError, which is not cached)."""
     return RULE_PARSER.parse(text)

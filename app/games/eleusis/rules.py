@@ -38,7 +38,6 @@ from app.games.eleusis.commands import (
 from app.games.eleusis.rule import (
     FAILURE,
     MIXED,
-    RULE_PARSER,
     SUCCESS,
     RuleLanguageError,
     commitment,
@@ -321,7 +320,7 @@ def check(state: State, actor: Actor, command: GameCommand, sealed: bool) -> Non
             raise RuleError(f"このゲームのオプションでは、ルールは{wanted}で決めます。")
         if command.mode == FORMAL:
             try:
-                RULE_PARSER.parse(command.text)
+                parse_rule(command.text)  # cached: a replay checks the same rule again
             except RuleLanguageError as error:
                 raise RuleError(error.message) from None
         return

@@ -120,11 +120,11 @@ def copy_state(state: State) -> State:
     """A copy for `execute` that copies only what a move may change, one level below each
     mutable part: the map (replaced, never edited, after setup), the race order, the last
     war and the final scores are shared; a generation's card dicts are never edited (cards
-    are appended), so the generations' lists are copied, not their cards."""
+    are appended), so the generations' lists are copied, not their cards; a square's pieces
+    are never edited either (a rebuilt town is a new piece), so each square's list is copied,
+    not its pieces."""
     copied: State = dict(state)
-    copied["pieces"] = {
-        square: [list(piece) for piece in pieces] for square, pieces in state["pieces"].items()
-    }
+    copied["pieces"] = {square: list(pieces) for square, pieces in state["pieces"].items()}
     copied["rings"] = dict(state["rings"])
     copied["markers"] = list(state["markers"])
     copied["deck"] = list(state["deck"])
@@ -1330,10 +1330,12 @@ def _end_phase(state: State, rng: Rng, events: Events) -> None:
     for square in sorted(state["pieces"]):
         pieces = state["pieces"][square]
         mine = [p for p in pieces if p[0] == seat]
+        if not mine:
+            continue
         if any(p[1] == "x" for p in mine) and any(p[1] == "w" for p in mine):
-            for piece in pieces:
+            for index, piece in enumerate(pieces):
                 if piece[0] == seat and piece[1] == "x":
-                    piece[1] = "t"
+                    pieces[index] = [seat, "t"]  # a new piece: pieces are shared by copies
                     break
             _remove_worker(state, seat, square)
             player["workers"] += 1
@@ -1357,9 +1359,10 @@ def town_options(state: State, seat: int) -> list[str]:
     if state["players"][seat]["towns"] <= 0:
         return []
     options = []
+    placed = state["pieces"]
     for square in all_squares(state):
-        pieces = state["pieces"].get(square, ())
-        if any(p[1] in ("t", "x") for p in pieces):
+        pieces = placed.get(square)
+        if not pieces or any(p[1] in ("t", "x") for p in pieces):
             continue
         if any(p[0] == seat and p[1] == "w" for p in pieces):
             options.append(square)

@@ -228,8 +228,6 @@ TERMINAL_LABELS: dict[str, str] = {
     "WORDS": "文章",
 }
 
-PARSER = CommandParser("eleusis.lark", make_transformer, SYNTAX_EXAMPLES, TERMINAL_LABELS)
-
 
 @cache  # a few terminals, asked for on every line parsed
 def _pattern(terminal: str) -> re.Pattern[str]:
@@ -251,28 +249,39 @@ def _rule_expression(text: str) -> tuple[str, int] | None:
     return text[offset:], offset
 
 
-def parse(line: str) -> Any:
-    """Parse one command line. A broken rule expression is explained by the rule grammar
-    (position, advice, what could stand there) rather than by the command grammar."""
-    text = PARSER.command_text(line) or normalise(line)
-    rule = _rule_expression(text)
-    if rule is not None and len(rule[0]) > MAX_RULE_LENGTH:
-        expression, offset = rule
-        raise CommandSyntaxError(
-            text,
-            f"ルールの式は {MAX_RULE_LENGTH} 文字までです(今は {len(expression)} 文字)。",
-            column=offset + MAX_RULE_LENGTH + 1,
-        )
-    try:
-        return PARSER.parse(line)  # a refusal quotes the line as written (glued, with its 。)
-    except CommandSyntaxError as error:
-        if rule is None or error.column is None or error.column <= rule[1]:
-            raise
-        expression, offset = rule
-        try:
-            RULE_PARSER.parse(expression, shift=offset)
-        except RuleLanguageError as inner:
+class _Parser(CommandParser):
+    """The command grammar, with a rule expression's length checked first and a broken one
+    explained by the rule grammar (position, advice, what could stand there) rather than by
+    the command grammar. Only lines accepted by both are kept (``CommandParser.parse``)."""
+
+    def _parse(self, line: str) -> Any:
+        text = self.command_text(line) or normalise(line)
+        rule = _rule_expression(text)
+        if rule is not None and len(rule[0]) > MAX_RULE_LENGTH:
+            expression, offset = rule
             raise CommandSyntaxError(
-                text, inner.message, column=inner.column, expected=inner.expected
-            ) from None
-        raise
+                text,
+                f"ルールの式は {MAX_RULE_LENGTH} 文字までです(今は {len(expression)} 文字)。",
+                column=offset + MAX_RULE_LENGTH + 1,
+            )
+        try:
+            return super()._parse(line)  # a refusal quotes the line as written (glued, with 。)
+        except CommandSyntaxError as error:
+            if rule is None or error.column is None or error.column <= rule[1]:
+                raise
+            expression, offset = rule
+            try:
+                RULE_PARSER.parse(expression, shift=offset)
+            except RuleLanguageError as inner:
+                raise CommandSyntaxError(
+                    text, inner.message, column=inner.column, expected=inner.expected
+                ) from None
+            raise
+
+
+PARSER = _Parser("eleusis.lark", make_transformer, SYNTAX_EXAMPLES, TERMINAL_LABELS)
+
+
+def parse(line: str) -> Any:
+    """Parse one command line (``_Parser``)."""
+    return PARSER.parse(line)

@@ -14,9 +14,11 @@ stopped and the command fails: a worker that cannot start — the database unrea
 settings wrong — will not start the next time either); SIGINT or SIGTERM stops them all, each
 finishing its requests as uvicorn does, for up to ``STOP_SECONDS``; a second SIGINT or
 SIGTERM meanwhile kills them at once. The command exits 0 when every worker stopped by itself
-with status 0, 1 when one had to be killed or did not stop cleanly (a process manager or a
-deploy script sees that the stop lost requests). Where the system has no ``SO_REUSEPORT``,
-uvicorn's own workers are used.
+(uvicorn, done, raises the signal it caught again: a clean worker exits by SIGTERM), 1 when
+one had to be killed, or had exited otherwise and was not yet replaced (a process manager or a
+deploy script sees that the stop lost requests). Ctrl-C in a terminal signals the workers too;
+they leave it to the parent's SIGTERM. Where the system has no ``SO_REUSEPORT``, uvicorn's own
+workers are used.
 """
 
 from __future__ import annotations
@@ -90,6 +92,10 @@ def _watch_parent(parent: int) -> None:
 
 
 def _worker(host: str, port: int, log_level: str, parent: int) -> None:
+    # Ctrl-C reaches the terminal's whole process group. uvicorn takes SIGINT while it serves
+    # (and, finished, raises it again: with Python's handler a KeyboardInterrupt, and the
+    # worker would exit 1 after a clean stop); ignored otherwise, the parent's SIGTERM stops it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     import uvicorn
 
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
@@ -133,6 +139,7 @@ def serve(
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     began = time.monotonic()
     running: list[tuple[BaseProcess, float]] = []
+    reported: list[BaseProcess] = []  # exits already said
     pause = RESTART_PAUSES[0]
     status = 0
     try:
@@ -143,6 +150,7 @@ def serve(
                 if process.is_alive() or stopping:
                     continue
                 if time.monotonic() - began < starting_seconds:
+                    reported.append(process)
                     print(
                         f"bbsgm: a worker exited while starting ({process.exitcode}); stopping",
                         file=sys.stderr,
@@ -171,17 +179,17 @@ def serve(
         while waiting and not forced and time.monotonic() < deadline:
             waiting[0].join(min(WATCH_SECONDS, max(0.0, deadline - time.monotonic())))
             waiting = [process for process in waiting if process.is_alive()]
-        killed = [process for process in waiting if process.is_alive()]
-        for process in killed:
-            why = "on a second signal" if forced else f"after {stop_seconds:g} s"
-            print(f"bbsgm: a worker still running was killed {why}", file=sys.stderr)
+        killed = []
+        for process in waiting:
             process.kill()
             process.join()
-        # uvicorn, once it has finished its requests, raises the signal it caught again: a
-        # worker that stopped cleanly exits by SIGTERM (or with 0).
+            if process.exitcode == -signal.SIGKILL:
+                killed.append(process)
+                why = "on a second signal" if forced else f"after {stop_seconds:g} s"
+                print(f"bbsgm: a worker still running was killed {why}", file=sys.stderr)
         failed = [p for p, _ in running if p.exitcode not in (0, -signal.SIGTERM)]
         for process in failed:
-            if process not in killed:  # killed by something else, or failed on its way out
+            if process not in killed and process not in reported:
                 print(f"bbsgm: a worker stopped with {process.exitcode}", file=sys.stderr)
         if failed:
             status = 1  # requests may have been lost: say so to whatever stopped the command

@@ -229,6 +229,19 @@ def test_a_second_sigterm_kills_the_workers_at_once_and_the_command_fails(
         assert b"killed on a second signal" in served.log.read_bytes()
 
 
+def test_ctrl_c_stops_the_workers_cleanly_and_the_command_exits_0(tmp_path: Path) -> None:
+    """Ctrl-C signals the terminal's whole process group, the workers too: each finishes as on
+    the parent's SIGTERM, and none exits 1 (a KeyboardInterrupt after uvicorn's clean stop)."""
+    for served in _serve_stopping_within(tmp_path, 60):
+        everyone = served.workers()
+        assert len(everyone) == 2
+        assert httpx.get(served.url + "/api/boards", timeout=10).status_code == 200
+        os.killpg(served.process.pid, signal.SIGINT)
+        assert served.process.wait(60) == 0
+        assert not any(Path(f"/proc/{pid}").exists() for pid in everyone)
+        assert b"a worker stopped with" not in served.log.read_bytes()
+
+
 def test_a_worker_still_running_after_the_stop_time_is_killed_and_the_command_fails(
     tmp_path: Path,
 ) -> None:

@@ -1157,7 +1157,10 @@ def test_rebuild_destroyed_town_where_own_worker_stands() -> None:
     state = situation(0, res={"食料": 6}, hand=["労働"] * 4, pieces=pieces)
     workers = state["players"][0]["workers"]
     towns = state["players"][0]["towns"]
-    state = go(go(go(state, 0, "AREA 2 4"), 0, "PLACE 24a 24b"), 0, "PLAY 労働")
+    before_play = go(go(state, 0, "AREA 2 4"), 0, "PLACE 24a 24b")
+    kept = copy.deepcopy(before_play)
+    state = go(before_play, 0, "PLAY 労働")
+    assert before_play == kept  # the state before is left as it was (pieces are shared)
     assert state["turn"] == 1
     assert on(state, "24a") == [[0, "t"]]  # rebuilt, the worker went home
     assert on(state, "24b") == [[0, "w"], [1, "x"]]  # not own: no rebuild

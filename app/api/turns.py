@@ -11,12 +11,14 @@ On SQLite, where one transaction at a time writes anyway, a write finding the da
 runs right in the event loop (``begin_now`` took the write lock without waiting): handing it to
 a worker thread and back cost a fifth of the posts a second, the two threads passing the GIL
 between them (docs/benchmarks.md, round 6). The writes of one event loop take their turns in
-arrival order, and only the first in line asks for the write lock, every millisecond or two,
-while a worker thread holds it (a page's form, a GM's action). (The search indexer writes a
-file of its own and is in nobody's way: app/archive/search.py, ``SearchFile``.) Handing a
-write that found the lock taken to a worker thread made the next ones find it taken too: a
-tenth of the posts went to threads, each paying the GIL's back and forth, and the p99 doubled
-(round 10). After about a tenth of a second (another process writing, a long transaction) the
+arrival order — each first gives the loop a turn, as below, or the writes of one turn of the
+loop went one after another and the same clients came last every time (a fifth of the clients
+at up to twice the others' latency, round 21) — and only the first in line asks for the write
+lock, every millisecond or two, while a worker thread holds it (a page's form, a GM's action).
+(The search indexer writes a file of its own and is in nobody's way: app/archive/search.py,
+``SearchFile``.) Handing a write that found the lock taken to a worker thread made the next
+ones find it taken too: a tenth of the posts went to threads, each paying the GIL's back and
+forth, and the p99 doubled (round 10). After about a tenth of a second (another process writing, a long transaction) the
 first in line waits in a worker thread as any other writer does, still first in line.
 
 On PostgreSQL with the server on this host (``Settings.pg_writes_run_in_loop``), a write runs
@@ -115,6 +117,7 @@ async def in_turn(request: Request, work: Work) -> bytes:
                     type(getattr(error, "orig", error)).__name__,
                 )
         return await run_in_threadpool(_in_thread, database, work)
+    await asyncio.sleep(0)  # the requests that came meanwhile take their places in line first
     async with write_line():
         for pause in PAUSES:
             with database.session() as session:

@@ -18,8 +18,9 @@ lock, every millisecond or two, while a worker thread holds it (a page's form, a
 (The search indexer writes a file of its own and is in nobody's way: app/archive/search.py,
 ``SearchFile``.) Handing a write that found the lock taken to a worker thread made the next
 ones find it taken too: a tenth of the posts went to threads, each paying the GIL's back and
-forth, and the p99 doubled (round 10). After about a tenth of a second (another process writing, a long transaction) the
-first in line waits in a worker thread as any other writer does, still first in line.
+forth, and the p99 doubled (round 10). After about a tenth of a second (another process
+writing, a long transaction) the first in line waits in a worker thread as any other writer
+does, still first in line.
 
 On PostgreSQL with the server on this host (``Settings.pg_writes_run_in_loop``), a write runs
 in the event loop too, start to end: handing it to a worker thread made every statement's wait

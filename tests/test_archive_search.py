@@ -23,14 +23,16 @@ from app import migrate
 from app.archive import search as archive_search
 from app.archive.search import MAX_HITS, SHORT_SCAN_WINDOW, search
 from app.config import Settings
-from app.db import Database, begin_now
+from app.db import Database, _write_lock, begin_now
 from app.errors import Invalid
 from app.forum import service as forum
 from app.models import Post, SealedCommand, Thread, User
 from app.moderation import set_hidden
+from app.web import archive_pages
 from tests.conftest import ApiUser
 from tests.test_archive_helpers import SECRET, make_user, play, unique_words
 from tests.test_forum_service import talk
+from tests.test_pages import register
 
 
 def new_thread(session: Session, user: User, title: str, *bodies: str) -> Thread:
@@ -566,3 +568,25 @@ def test_a_run_of_the_background_indexer_indexes_the_whole_backlog(own: Database
     with found.engine.begin() as connection:
         query = text("SELECT count(*) FROM fts_posts WHERE fts_posts MATCH :m")
         assert connection.scalar(query, {"m": f'"{word}"'}) == count
+
+
+def test_a_signed_in_search_page_holds_no_write_lock_while_it_searches(
+    client: httpx.Client, database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite: the page reads its user in the request's session (``BEGIN IMMEDIATE``, the
+    write lock every post needs); that transaction ends before the search, which may scan
+    for a tenth of a second."""
+    if database.engine.dialect.name != "sqlite":
+        pytest.skip("SQLite's write lock")
+    lock = _write_lock(str(database.engine.url.database))
+    held: list[bool] = []
+
+    def searching(*args: Any, **kwargs: Any) -> Any:
+        held.append(lock.locked())
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(archive_pages, "search", searching)
+    name = register(client)
+    page = client.get("/search", params={"q": unique_words()})
+    assert page.status_code == 200 and f"{name} さん" in page.text  # signed in
+    assert held == [False]

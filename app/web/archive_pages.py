@@ -132,6 +132,7 @@ def archive_page(
 @router.get("/search")
 def search_page(
     request: Request,
+    session: SessionDep,
     database: DatabaseDep,
     settings: SettingsDep,
     user: PageUser,
@@ -139,6 +140,9 @@ def search_page(
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
 ) -> Response:
     error, code, result = None, 200, None
+    # The signed-in user was read in the request's session, whose transaction on SQLite holds
+    # the write lock: ended before the search, not after the page is rendered.
+    session.commit()
     try:
         # Only reads: on SQLite it takes no write lock (a search reads the posts beyond the
         # index with LIKE, as many as the indexer has not reached).

@@ -1,9 +1,9 @@
-"""``bbsgm serve --workers N`` (app/workers.py): each worker listens on its own socket, so the
-kernel spreads new connections over all of them; a worker that dies is replaced; SIGTERM stops
-them all."""
+"""``bbsgm serve --workers N`` (app/workers.py): the command accepts every connection and hands
+it to the worker holding the fewest; a worker that dies is replaced; SIGTERM stops them all."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -19,7 +19,7 @@ import pytest
 from app import workers
 from tests.conftest import TEST_SECRET, _free_port
 
-pytestmark = pytest.mark.skipif(not workers.supported(), reason="needs SO_REUSEPORT")
+pytestmark = pytest.mark.skipif(not workers.supported(), reason="Linux only")
 
 
 class Served:
@@ -64,6 +64,26 @@ class Served:
                 if target.startswith("socket:[") and target[8:-1] in inodes:
                     count += 1
             held[pid] = count
+        return held
+
+    def holders(self, clients: list[socket.socket]) -> dict[int, list[socket.socket]]:
+        """Which worker holds the other end of each of ``clients``."""
+        by_port = {client.getsockname()[1]: client for client in clients}
+        by_inode: dict[str, socket.socket] = {}
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                local_port = int(fields[1].rsplit(":", 1)[1], 16)
+                remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+                if local_port == self.port and fields[3] == "01" and remote_port in by_port:
+                    by_inode[fields[9]] = by_port[remote_port]
+        held: dict[int, list[socket.socket]] = {}
+        for pid in self.workers():
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    target = os.readlink(fd)
+                    if target.startswith("socket:[") and target[8:-1] in by_inode:
+                        held.setdefault(pid, []).append(by_inode[target[8:-1]])
         return held
 
     def wait_ready(self) -> None:
@@ -115,62 +135,90 @@ def _serve(tmp_path: Path, *command: str) -> Iterator[Served]:
 
 @pytest.fixture
 def two_workers(tmp_path: Path) -> Iterator[Served]:
-    for served in _serve(tmp_path, "-m", "app.cli", "serve", "--workers", "2"):
-        # A worker listens once its app has started; the first may answer before the second.
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (
-            sum(1 for held in served.connections_by_process("0A").values() if held) < 2
-        ):
-            time.sleep(0.05)
-        yield served
+    # The command accepts no connection before both workers serve: answered, both are up.
+    yield from _serve(tmp_path, "-m", "app.cli", "serve", "--workers", "2")
 
 
-def test_each_worker_listens_on_a_socket_of_its_own(two_workers: Served) -> None:
-    """Two listening sockets on the port, one in each worker (uvicorn's workers share one)."""
-    listening = {pid: n for pid, n in two_workers.connections_by_process("0A").items() if n}
-    assert len(listening) == 2 and all(count == 1 for count in listening.values()), listening
-    inodes = set()
-    for pid in listening:
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            try:
-                inodes.add(os.readlink(fd))
-            except OSError:
-                continue
-    shared = [
+def _listening(port: int) -> set[str]:
+    """The inodes of the sockets listening on ``port``."""
+    return {
         line.split()[9]
         for table in ("/proc/net/tcp", "/proc/net/tcp6")
         for line in Path(table).read_text().splitlines()[1:]
-        if int(line.split()[1].rsplit(":", 1)[1], 16) == two_workers.port
-        and line.split()[3] == "0A"
-    ]
-    assert len(set(shared)) == 2 and all(f"socket:[{inode}]" in inodes for inode in shared)
+        if int(line.split()[1].rsplit(":", 1)[1], 16) == port and line.split()[3] == "0A"
+    }
 
 
-def test_the_connections_of_clients_that_connect_together_go_to_every_worker(
+def test_only_the_command_listens_and_the_workers_are_handed_connections(
     two_workers: Served,
 ) -> None:
-    """24 clients connect at the same moment and keep their connections: both workers hold
-    some (each connection lands on one of the two sockets by the kernel's hash; all 24 on one
-    worker has a chance of 2 in 2**24). With uvicorn's one shared socket, the worker whose
-    event loop woke first accepted all of them."""
+    """One listening socket on the port, the parent's; no worker listens (with a socket each,
+    the kernel's hash chose the worker)."""
+    listening = _listening(two_workers.port)
+    assert len(listening) == 1
+    parent = Path(f"/proc/{two_workers.process.pid}/fd")
+    held = {os.readlink(fd) for fd in parent.iterdir()}
+    assert {f"socket:[{inode}]" for inode in listening} <= held
+    assert not any(two_workers.connections_by_process("0A").values())
+
+
+def _hold(served: Served, count: int) -> list[socket.socket]:
+    """``count`` connections opened together; returned once the workers hold them all."""
+    before = sum(served.connections_by_process().values())
+    connections = [
+        socket.create_connection(("127.0.0.1", served.port), timeout=10) for _ in range(count)
+    ]
+    deadline = time.monotonic() + 10
+    while sum(served.connections_by_process().values()) < before + count:
+        assert time.monotonic() < deadline, served.connections_by_process()
+        time.sleep(0.05)
+    return connections
+
+
+def _close(served: Served, connections: list[socket.socket]) -> None:
+    """Closes ``connections`` and returns once the workers have closed theirs and the parent
+    has had the time to read that they did."""
+    before = sum(served.connections_by_process().values())
+    for connection in connections:
+        connection.close()
+    deadline = time.monotonic() + 10
+    while sum(served.connections_by_process().values()) > before - len(connections):
+        assert time.monotonic() < deadline, served.connections_by_process()
+        time.sleep(0.05)
+    time.sleep(0.5)  # the worker's word reaches the parent just after its socket is closed
+
+
+def test_clients_that_connect_together_are_split_evenly_between_the_workers(
+    two_workers: Served,
+) -> None:
+    """24 clients connect at the same moment and keep their connections: each worker holds 12,
+    every time. With a listening socket each, the kernel's hash split them 12/12 one time in
+    six; with uvicorn's one shared socket, one worker often accepted them all."""
     assert len(two_workers.workers()) == 2
-    for _burst in range(3):  # with one shared socket, each burst went to one worker or another
-        connections = [
-            socket.create_connection(("127.0.0.1", two_workers.port), timeout=10) for _ in range(24)
-        ]
+    for _burst in range(3):
+        connections = _hold(two_workers, 24)
         try:
-            deadline = time.monotonic() + 10
-            held = two_workers.connections_by_process()
-            while sum(held.values()) < 24 and time.monotonic() < deadline:
-                time.sleep(0.05)
-                held = two_workers.connections_by_process()
-            assert sum(held.values()) == 24
-            assert all(count > 0 for count in held.values()), held
+            assert sorted(two_workers.connections_by_process().values()) == [12, 12]
         finally:
-            for connection in connections:
-                connection.close()
-        while sum(two_workers.connections_by_process().values()) and time.monotonic() < deadline:
-            time.sleep(0.05)  # the workers saw them closed
+            _close(two_workers, connections)
+
+
+def test_a_new_connection_goes_to_the_worker_holding_the_fewest(two_workers: Served) -> None:
+    """Of 12 connections each worker holds 6; four of one worker's close, so it holds 2 against
+    6: the next four connections all go to it (taking turns, or the kernel's hash, would give
+    it two or so)."""
+    connections = _hold(two_workers, 12)
+    try:
+        by_worker = two_workers.holders(connections)
+        assert sorted(len(held) for held in by_worker.values()) == [6, 6]
+        emptied, other = sorted(by_worker)
+        _close(two_workers, by_worker[emptied][:4])
+        connections = by_worker[emptied][4:] + by_worker[other]
+        connections += _hold(two_workers, 4)
+        assert two_workers.connections_by_process() == {emptied: 6, other: 6}
+    finally:
+        for connection in connections:
+            connection.close()
 
 
 def test_a_worker_that_dies_is_replaced_and_sigterm_stops_them_all(tmp_path: Path) -> None:
@@ -286,7 +334,8 @@ def test_the_workers_stop_when_their_parent_is_killed(two_workers: Served) -> No
 
 
 def test_a_second_server_on_the_same_address_is_refused(two_workers: Served) -> None:
-    """Both would bind with SO_REUSEPORT and split the connections: the second refuses."""
+    """The second cannot listen where the first does: it says so and fails; the first
+    serves on."""
     port = two_workers.port
     finished = subprocess.run(
         [
@@ -301,3 +350,78 @@ def test_a_second_server_on_the_same_address_is_refused(two_workers: Served) -> 
     assert finished.returncode == 1
     assert b"is in use" in finished.stderr
     assert httpx.get(two_workers.url + "/api/boards", timeout=10).status_code == 200
+
+
+# The dispatcher in this process, each worker played by the test on its end of the channel.
+
+
+def _received(worker: socket.socket) -> list[socket.socket]:
+    """The connections handed to a worker so far."""
+    handed: list[socket.socket] = []
+    while True:
+        try:
+            message, fds, _flags, _address = socket.recv_fds(worker, 16, 4)
+        except BlockingIOError:
+            return handed
+        assert message == workers.CONNECTION and len(fds) == 1
+        handed.append(socket.socket(fileno=fds[0]))
+
+
+@pytest.fixture
+def dispatcher() -> Iterator[workers.Dispatcher]:
+    served = workers.Dispatcher(workers.listening_socket("127.0.0.1", 0), 2)
+    try:
+        yield served
+    finally:
+        served.close()
+        served.close_channels()
+
+
+def _connect(dispatcher: workers.Dispatcher) -> socket.socket:
+    return socket.create_connection(dispatcher.listener.getsockname(), timeout=10)
+
+
+def test_no_connection_is_handed_over_before_every_worker_serves(
+    dispatcher: workers.Dispatcher,
+) -> None:
+    """The first worker up would otherwise get every client that came early."""
+    ends = [dispatcher.channel()[1] for _ in range(2)]
+    for end in ends:
+        end.setblocking(False)
+    ends[0].send(workers.READY)
+    client = _connect(dispatcher)
+    dispatcher.wait(0.3)
+    assert _received(ends[0]) == [] and _received(ends[1]) == []
+    ends[1].send(workers.READY)
+    dispatcher.wait(0.3)
+    handed = _received(ends[0]) + _received(ends[1])
+    assert len(handed) == 1
+    assert handed[0].getpeername() == client.getsockname()
+
+
+def test_a_worker_that_has_exited_gets_no_connection_and_one_that_comes_back_does(
+    dispatcher: workers.Dispatcher,
+) -> None:
+    channels = [dispatcher.channel() for _ in range(2)]
+    ends = [end for _ours, end in channels]
+    for end in ends:
+        end.setblocking(False)
+        end.send(workers.READY)
+    dispatcher.wait(0.2)
+    ends[0].close()  # the first worker exits
+    clients = [_connect(dispatcher) for _ in range(3)]
+    dispatcher.wait(0.3)
+    assert len(_received(ends[1])) == 3
+    ends[1].close()  # and the second: connections wait for a worker, they are not dropped
+    dispatcher.drop(channels[0][0])
+    dispatcher.drop(channels[1][0])
+    waiting = _connect(dispatcher)
+    dispatcher.wait(0.3)
+    again = dispatcher.channel()[1]
+    again.setblocking(False)
+    again.send(workers.READY)
+    dispatcher.wait(0.3)
+    handed = _received(again)
+    assert [c.getpeername() for c in handed] == [waiting.getsockname()]
+    for client in [*clients, waiting]:
+        client.close()

@@ -57,8 +57,10 @@ BACKLOG = 2048  # uvicorn's
 ACCEPTS_AT_ONCE = 64  # then the workers' messages are read again
 
 # On each worker's channel (a Unix socket pair of packets): the parent sends CONNECTION with
-# one descriptor; the worker sends READY once it serves, CLOSED for each connection it closes.
-CONNECTION, READY, CLOSED = b"n", b"r", b"c"
+# one descriptor; the worker sends READY once it serves, CLOSED for each connection it closes,
+# STOPPING once it stops (on its own: the parent's SIGTERM comes after it stopped accepting).
+CONNECTION, READY, CLOSED, STOPPING = b"n", b"r", b"c", b"s"
+PAUSE_SECONDS = 0.1  # after an error accepting (out of descriptors, say), before the next
 
 
 def uvicorn_options(host: str, port: int, log_level: str) -> dict[str, Any]:
@@ -110,6 +112,7 @@ class Dispatcher:
         self.selector = selectors.DefaultSelector()
         self.channels: list[_Channel] = []
         self.accepting = False
+        self.paused_until = 0.0  # accepting failed: not before this
         self.opened = False  # every worker has been ready once: from then on, any ready one
 
     def channel(self) -> tuple[socket.socket, socket.socket]:
@@ -131,6 +134,11 @@ class Dispatcher:
         """Does the parent's work for ``seconds``."""
         deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0:
+            if self.paused_until and time.monotonic() >= self.paused_until:
+                self.paused_until = 0.0
+                self._listen(self._serving())
+            elif self.paused_until:
+                left = min(left, self.paused_until - time.monotonic())
             for key, _events in self.selector.select(left):
                 if key.data is None:
                     self._accept()
@@ -153,9 +161,14 @@ class Dispatcher:
             self.selector.unregister(channel.end)
         channel.end.close()
         self.channels.remove(channel)
-        self._listen(any(c.ready for c in self.channels) and self.opened)
+        self._listen(self._serving())
+
+    def _serving(self) -> bool:
+        """Connections are accepted: every worker has been ready once and one is now."""
+        return self.opened and any(c.ready for c in self.channels)
 
     def _listen(self, on: bool) -> None:
+        on = on and not self.paused_until
         if on and not self.accepting and self.listener.fileno() >= 0:
             self.selector.register(self.listener, selectors.EVENT_READ, None)
         elif not on and self.accepting:
@@ -174,10 +187,13 @@ class Dispatcher:
                 with contextlib.suppress(KeyError, ValueError):
                     self.selector.unregister(channel.end)
                 channel.ready = False
-                self._listen(self.opened and any(c.ready for c in self.channels))
+                self._listen(self._serving())
                 return
             if message == CLOSED:
                 channel.held = max(0, channel.held - 1)
+            elif message == STOPPING:
+                channel.ready = False
+                self._listen(self._serving())
             elif message == READY:
                 channel.ready = True
                 ready = sum(1 for c in self.channels if c.ready)
@@ -187,6 +203,9 @@ class Dispatcher:
 
     def _accept(self) -> None:
         for _ in range(ACCEPTS_AT_ONCE):
+            if not self._serving():  # the last ready worker has gone: clients wait for one
+                self._listen(False)
+                return
             try:
                 connection, _address = self.listener.accept()
             except (BlockingIOError, InterruptedError):
@@ -194,7 +213,10 @@ class Dispatcher:
             except OSError as error:
                 if error.errno in (errno.ECONNABORTED, errno.EPROTO):
                     continue  # the client gave up while it waited
-                return  # out of descriptors, say: the connection waits in the backlog
+                # Out of descriptors, say: the connections wait in the backlog a moment.
+                self._listen(False)
+                self.paused_until = time.monotonic() + PAUSE_SECONDS
+                return
             with connection:
                 self._hand(connection)
 
@@ -245,6 +267,7 @@ class _HandedServer(uvicorn.Server):
         self._tell(READY)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self._tell(STOPPING)
         with contextlib.suppress(OSError, ValueError):
             asyncio.get_running_loop().remove_reader(self.channel.fileno())
         await super().shutdown(sockets=sockets)

@@ -425,3 +425,22 @@ def test_a_worker_that_has_exited_gets_no_connection_and_one_that_comes_back_doe
     assert [c.getpeername() for c in handed] == [waiting.getsockname()]
     for client in [*clients, waiting]:
         client.close()
+
+
+def test_a_worker_that_stops_on_its_own_is_handed_no_more_connections(
+    dispatcher: workers.Dispatcher,
+) -> None:
+    """It says so as it begins to stop (SIGTERM sent to it alone, say): the clients that come
+    meanwhile go to the others, not into a worker that will close them unanswered."""
+    ends = [dispatcher.channel()[1] for _ in range(2)]
+    for end in ends:
+        end.setblocking(False)
+        end.send(workers.READY)
+    dispatcher.wait(0.2)
+    ends[0].send(workers.STOPPING)
+    clients = [_connect(dispatcher) for _ in range(4)]
+    dispatcher.wait(0.3)
+    assert _received(ends[0]) == []
+    assert len(_received(ends[1])) == 4
+    for client in clients:
+        client.close()

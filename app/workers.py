@@ -10,22 +10,26 @@ browser's keep-alive connections, a proxy's or a script's pool) often all landed
 18–21) hashes each new connection to one of them: 16 connections split 8/8 only one time in
 five, and 5/11 or worse one time in four, and the crowded worker's clients waited twice as
 long (round 21). So the parent accepts, and passes each connection (its descriptor, over a Unix
-socket: ``SCM_RIGHTS``) to the ready worker that holds the fewest open connections; each
-worker says when one of them closes. Handing one over costs the parent a few tens of
-microseconds, once a connection, not once a request.
+socket: ``SCM_RIGHTS``) to the ready worker that holds the fewest open connections, as each
+worker reports them (at every close, and at the latest a tick later). Handing one over costs
+the parent a few tens of microseconds, once a connection, not once a request. A stuck worker
+(stopped by SIGSTOP, say) is handed connections only while it holds no more than the others,
+and at most as many as its channel's buffer queues; they wait until it runs again.
 
 The parent does nothing else: it starts the workers and watches them. A worker that exits is
 started again, unless it did so in the first ``STARTING_SECONDS`` of the command (then the
 others are stopped and the command fails: a worker that cannot start — the database
 unreachable, the settings wrong — will not start the next time either). No connection is
 accepted before every worker has started (the first clients would all go to the first worker
-up); after that, a restarted worker gets connections once it has started again. SIGINT or
-SIGTERM stops accepting and stops the workers, each finishing its requests as uvicorn does,
-for up to ``STOP_SECONDS``; a second SIGINT or SIGTERM meanwhile kills them at once. The
-command exits 0 when every worker stopped by itself (uvicorn, done, raises the signal it caught
-again: a clean worker exits by SIGTERM), 1 when one had to be killed, or had exited otherwise
-and was not yet replaced (a process manager or a deploy script sees that the stop lost
-requests). Ctrl-C in a terminal signals the workers too; they leave it to the parent's SIGTERM.
+up), or ``STARTING_SECONDS`` have passed with one that has; after that, a restarted worker gets
+connections once it has started again. SIGINT or SIGTERM hands the connections waiting to be
+accepted over, stops accepting and stops the workers, each serving what it was handed and
+finishing its requests as uvicorn does, for up to ``STOP_SECONDS``; a second SIGINT or SIGTERM
+meanwhile kills them at once. The command exits 0 when every worker stopped by itself (uvicorn,
+done, raises the signal it caught again: a clean worker exits by SIGTERM), 1 when one had to be
+killed, or had exited otherwise and was not yet replaced (a process manager or a deploy script
+sees that the stop lost requests). Ctrl-C in a terminal signals the workers too; they leave it
+to the parent's SIGTERM.
 Where the system is not Linux, uvicorn's own workers are used.
 """
 
@@ -35,11 +39,13 @@ import asyncio
 import contextlib
 import errno
 import functools
+import itertools
 import multiprocessing
 import os
 import selectors
 import signal
 import socket
+import struct
 import sys
 import threading
 import time
@@ -56,11 +62,17 @@ RESTART_PAUSES = (1.0, 60.0)  # the first pause before a replacement that exits 
 BACKLOG = 2048  # uvicorn's
 ACCEPTS_AT_ONCE = 64  # then the workers' messages are read again
 
-# On each worker's channel (a Unix socket pair of packets): the parent sends CONNECTION with
-# one descriptor; the worker sends READY once it serves, CLOSED for each connection it closes,
-# STOPPING once it stops (on its own: the parent's SIGTERM comes after it stopped accepting).
-CONNECTION, READY, CLOSED, STOPPING = b"n", b"r", b"c", b"s"
+# On each worker's channel (a Unix socket pair of packets). The parent sends CONNECTION with one
+# descriptor, and NO_MORE once it will send none (it stops, or the worker said STOPPING). The
+# worker sends READY once it serves; REPORT, with how many connections it has received and
+# how many it holds open, whenever that changes (at each close, at the latest a tick later:
+# a state, not an event, so that a lost message or a connection uvicorn handed to another
+# protocol leaves no count wrong for long); STOPPING once it begins to stop.
+CONNECTION, NO_MORE, READY, REPORT, STOPPING = b"n", b"x", b"r", b"c", b"s"
+_COUNTS = struct.Struct("!QQ")
 PAUSE_SECONDS = 0.1  # after an error accepting (out of descriptors, say), before the next
+DRAIN_SECONDS = 1.0  # a stopping worker waits this long at most for the parent's NO_MORE
+_GONE = (errno.EPIPE, errno.ECONNRESET, errno.ECONNREFUSED, errno.ENOTCONN)
 
 
 def uvicorn_options(host: str, port: int, log_level: str) -> dict[str, Any]:
@@ -80,9 +92,10 @@ def supported() -> bool:
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
-    """The command's socket, listening at ``host:port``."""
+    """The command's socket, listening at ``host:port`` (``::``: IPv4 too, as the system's
+    default has it)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)  # "::" takes IPv4 too, as with uvicorn
+    sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host.strip("[]"), port))
@@ -99,21 +112,44 @@ class _Channel:
     def __init__(self, end: socket.socket) -> None:
         self.end = end
         self.ready = False  # it serves
-        self.held = 0  # connections handed to it and not closed yet
+        self.sent = 0  # connections handed to it
+        self.held = 0  # of those, the ones in flight or open: its last REPORT and the sent since
+
+    def tell(self, message: bytes) -> None:
+        with contextlib.suppress(OSError):
+            self.end.send(message)
+
+
+_WAKE = "wake"  # the selector's key for the signals' wake-up socket
 
 
 class Dispatcher:
-    """In the parent: accepts connections and hands each to the ready worker holding fewest."""
+    """In the parent: accepts connections and hands each to the ready worker holding fewest.
 
-    def __init__(self, listener: socket.socket, workers: int) -> None:
+    Connections are accepted once every worker has been ready (or ``open_after`` seconds have
+    passed with one ready); from then on, while any is."""
+
+    def __init__(
+        self, listener: socket.socket, workers: int, open_after: float = STARTING_SECONDS
+    ) -> None:
         listener.setblocking(False)
         self.listener = listener
         self.workers = workers
         self.selector = selectors.DefaultSelector()
         self.channels: list[_Channel] = []
         self.accepting = False
-        self.paused_until = 0.0  # accepting failed: not before this
-        self.opened = False  # every worker has been ready once: from then on, any ready one
+        self.paused_until = 0.0  # handing over or accepting failed: not before this
+        self.pending: list[socket.socket] = []  # accepted, no worker could take it yet
+        self.opened = False
+        self.open_by = time.monotonic() + open_after
+        self.wake, self._waker = socket.socketpair()  # signals write to the second
+        for end in (self.wake, self._waker):
+            end.setblocking(False)
+        self.selector.register(self.wake, selectors.EVENT_READ, _WAKE)
+
+    def wakeup_fd(self) -> int:
+        """For ``signal.set_wakeup_fd``: a signal ends ``wait`` at once."""
+        return self._waker.fileno()
 
     def channel(self) -> tuple[socket.socket, socket.socket]:
         """A new worker's channel: the parent's end, and the worker's, to give it."""
@@ -126,35 +162,55 @@ class Dispatcher:
 
     def drop(self, end: socket.socket) -> None:
         """The worker whose channel ``end`` was has exited: its connections went with it."""
-        for channel in self.channels:
-            if channel.end is end:
-                self._forget(channel)
+        for channel in [c for c in self.channels if c.end is end]:
+            self._forget(channel)
 
     def wait(self, seconds: float) -> None:
-        """Does the parent's work for ``seconds``."""
+        """Does the parent's work for ``seconds``, or until a signal."""
         deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0:
-            if self.paused_until and time.monotonic() >= self.paused_until:
+            now = time.monotonic()
+            if not self.opened and now >= self.open_by and any(c.ready for c in self.channels):
+                self.opened = True
+                self._listen(True)
+            if self.paused_until and now >= self.paused_until:
                 self.paused_until = 0.0
-                self._listen(self._serving())
-            elif self.paused_until:
-                left = min(left, self.paused_until - time.monotonic())
-            for key, _events in self.selector.select(left):
+                self._resume()
+            if self.paused_until:
+                left = min(left, self.paused_until - now)
+            events = self.selector.select(left)
+            # The workers' words first: a close they report counts before new connections.
+            events.sort(key=lambda event: event[0].data is None)
+            for key, _events in events:
                 if key.data is None:
                     self._accept()
+                elif key.data == _WAKE:
+                    with contextlib.suppress(OSError):
+                        while self.wake.recv(64):
+                            pass
+                    return
                 else:
                     self._read(key.data)
 
     def close(self) -> None:
-        """Stops accepting (a client connecting from now on is refused); the workers'
-        channels are closed after the workers have stopped."""
+        """Stops accepting. The connections already waiting are handed over first (a worker
+        serves them as it stops), then each worker is told that no more will come."""
+        if self._serving() and not self.paused_until:
+            self._accept(everything=True)
+        for connection in self.pending:  # nobody can take them
+            connection.close()
+        self.pending = []
         self._listen(False)
         self.listener.close()
+        for channel in self.channels:
+            channel.tell(NO_MORE)
 
     def close_channels(self) -> None:
         for channel in list(self.channels):
             self._forget(channel)
         self.selector.close()
+        self.wake.close()
+        self._waker.close()
 
     def _forget(self, channel: _Channel) -> None:
         with contextlib.suppress(KeyError, ValueError):
@@ -164,21 +220,33 @@ class Dispatcher:
         self._listen(self._serving())
 
     def _serving(self) -> bool:
-        """Connections are accepted: every worker has been ready once and one is now."""
+        """Connections are accepted: the workers have started and one is ready now."""
         return self.opened and any(c.ready for c in self.channels)
 
     def _listen(self, on: bool) -> None:
-        on = on and not self.paused_until
-        if on and not self.accepting and self.listener.fileno() >= 0:
+        on = on and not self.paused_until and self.listener.fileno() >= 0
+        if on and not self.accepting:
             self.selector.register(self.listener, selectors.EVENT_READ, None)
         elif not on and self.accepting:
             self.selector.unregister(self.listener)
-        self.accepting = on and self.listener.fileno() >= 0
+        self.accepting = on
+
+    def _pause(self) -> None:
+        self._listen(False)
+        self.paused_until = time.monotonic() + PAUSE_SECONDS
+
+    def _resume(self) -> None:
+        while self.pending and self._hand(self.pending[0]):
+            self.pending.pop(0).close()
+        if self.pending:
+            self._pause()
+        else:
+            self._listen(self._serving())
 
     def _read(self, channel: _Channel) -> None:
         while True:
             try:
-                message = channel.end.recv(16)
+                message = channel.end.recv(64)
             except BlockingIOError:
                 return
             except OSError:
@@ -189,20 +257,23 @@ class Dispatcher:
                 channel.ready = False
                 self._listen(self._serving())
                 return
-            if message == CLOSED:
-                channel.held = max(0, channel.held - 1)
-            elif message == STOPPING:
+            kind, rest = message[:1], message[1:]
+            if kind == REPORT and len(rest) == _COUNTS.size:
+                received, held = _COUNTS.unpack(rest)
+                channel.held = held + channel.sent - received
+            elif kind == STOPPING:
                 channel.ready = False
+                channel.tell(NO_MORE)  # after every connection it was handed
                 self._listen(self._serving())
-            elif message == READY:
+            elif kind == READY:
                 channel.ready = True
                 ready = sum(1 for c in self.channels if c.ready)
                 self.opened = self.opened or ready >= self.workers
-                self._listen(self.opened)
+                self._listen(self._serving())
                 print(f"bbsgm: a worker is serving ({ready} of {self.workers})", flush=True)
 
-    def _accept(self) -> None:
-        for _ in range(ACCEPTS_AT_ONCE):
+    def _accept(self, everything: bool = False) -> None:
+        for _ in itertools.count() if everything else range(ACCEPTS_AT_ONCE):
             if not self._serving():  # the last ready worker has gone: clients wait for one
                 self._listen(False)
                 return
@@ -213,25 +284,29 @@ class Dispatcher:
             except OSError as error:
                 if error.errno in (errno.ECONNABORTED, errno.EPROTO):
                     continue  # the client gave up while it waited
-                # Out of descriptors, say: the connections wait in the backlog a moment.
-                self._listen(False)
-                self.paused_until = time.monotonic() + PAUSE_SECONDS
+                self._pause()  # out of descriptors, say: the others wait in the backlog
                 return
-            with connection:
-                self._hand(connection)
+            if self._hand(connection):
+                connection.close()  # the worker has its own
+            else:  # every worker's channel is full (stuck workers): it waits here a moment
+                self.pending.append(connection)
+                self._pause()
+                return
 
-    def _hand(self, connection: socket.socket) -> None:
+    def _hand(self, connection: socket.socket) -> bool:
         for channel in sorted((c for c in self.channels if c.ready), key=lambda c: c.held):
             try:
                 socket.send_fds(channel.end, [CONNECTION], [connection.fileno()])
             except BlockingIOError:
                 continue  # its channel is full (the worker is stuck): the next
-            except OSError:
-                channel.ready = False  # it has exited; its channel says so soon
+            except OSError as error:
+                if error.errno in _GONE:
+                    channel.ready = False  # it has exited; its channel says so soon
                 continue
+            channel.sent += 1
             channel.held += 1
-            return
-        # Nobody can take it: closed, as a server too busy to accept would.
+            return True
+        return False
 
 
 class _HandedServer(uvicorn.Server):
@@ -242,20 +317,26 @@ class _HandedServer(uvicorn.Server):
         channel.setblocking(False)
         self.channel = channel
         self.connecting: set[asyncio.Task[None]] = set()
+        self.received = 0  # connections taken from the channel and started (or failed)
+        self.reported = (-1, -1)
+        self.no_more = False  # the parent said so, or is gone
+        self.drained: asyncio.Event | None = None
+        self.last_received = 0.0
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=[])  # the lifespan, and no socket of its own
         config = self.config
         base: type[asyncio.Protocol] = config.http_protocol_class
-        closed = self._closed
+        report = self._report
 
         def connection_lost(protocol: asyncio.Protocol, exc: Exception | None) -> None:
             try:
                 base.connection_lost(protocol, exc)
             finally:
-                closed()
+                report()
 
-        # uvicorn's protocol, as uvicorn's startup makes it, saying when its connection closes.
+        # uvicorn's protocol, as uvicorn's startup makes it, reporting as its connection
+        # closes (a connection upgraded to a WebSocket is reported at the next tick).
         counted = type("Counted", (base,), {"connection_lost": connection_lost})
         self.handed_protocol = functools.partial(
             counted,
@@ -263,13 +344,27 @@ class _HandedServer(uvicorn.Server):
             server_state=self.server_state,
             app_state=self.lifespan.state,
         )
+        self.drained = asyncio.Event()
         asyncio.get_running_loop().add_reader(self.channel.fileno(), self._receive)
         self._tell(READY)
 
+    async def on_tick(self, counter: int) -> bool:
+        self._report()
+        return await super().on_tick(counter)
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # The connections the parent handed over before it heard of the stop are served too:
+        # read until its NO_MORE, and give the last ones' requests a moment to arrive.
         self._tell(STOPPING)
+        if not self.no_more and self.drained is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.drained.wait(), DRAIN_SECONDS)
         with contextlib.suppress(OSError, ValueError):
             asyncio.get_running_loop().remove_reader(self.channel.fileno())
+        if self.connecting:
+            await asyncio.wait(set(self.connecting))
+        if (late := self.last_received + PAUSE_SECONDS - time.monotonic()) > 0:
+            await asyncio.sleep(late)
         await super().shutdown(sockets=sockets)
 
     def _receive(self) -> None:
@@ -281,14 +376,19 @@ class _HandedServer(uvicorn.Server):
                 return
             except OSError:
                 message, fds = b"", []
-            if not message and not fds:  # the parent is gone: stop as SIGTERM would
-                loop.remove_reader(self.channel.fileno())
-                self.should_exit = True
-                return
             for fd in fds:
                 task = loop.create_task(self._connect(socket.socket(fileno=fd)))
                 self.connecting.add(task)
                 task.add_done_callback(self.connecting.discard)
+                self.last_received = time.monotonic()
+            if message == NO_MORE or not message:
+                self.no_more = True
+                if self.drained is not None:
+                    self.drained.set()
+            if not message:  # the parent is gone: stop as SIGTERM would
+                loop.remove_reader(self.channel.fileno())
+                self.should_exit = True
+                return
 
     async def _connect(self, connection: socket.socket) -> None:
         try:
@@ -297,14 +397,21 @@ class _HandedServer(uvicorn.Server):
             )
         except OSError:  # the client had gone already
             connection.close()
-            self._closed()
+        finally:
+            self.received += 1
+            self._report()
 
-    def _closed(self) -> None:
-        self._tell(CLOSED)
+    def _report(self) -> None:
+        counts = (self.received, len(self.server_state.connections))
+        if counts != self.reported and self._tell(REPORT + _COUNTS.pack(*counts)):
+            self.reported = counts
 
-    def _tell(self, message: bytes) -> None:
-        with contextlib.suppress(OSError):  # a full channel or no parent: nothing to tell
+    def _tell(self, message: bytes) -> bool:
+        try:
             self.channel.send(message)
+        except OSError:  # a full channel (the next tick says it again) or no parent
+            return False
+        return True
 
 
 def _watch_parent(parent: int) -> None:
@@ -363,6 +470,9 @@ def serve(
         stopping = True
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous_wakeup = -1
+    with contextlib.suppress(ValueError):  # not the main thread: a signal ends a wait later
+        previous_wakeup = signal.set_wakeup_fd(dispatcher.wakeup_fd(), warn_on_full_buffer=False)
     began = time.monotonic()
     running: list[tuple[BaseProcess, float, socket.socket]] = []
     reported: list[BaseProcess] = []  # exits already said
@@ -398,7 +508,7 @@ def serve(
                 running[index] = start()
     finally:
         stopping = True  # from here a signal forces the stop
-        dispatcher.close()  # no new connection: a client now is refused, not lost in a worker
+        dispatcher.close()  # the waiting ones handed over, then no more: a client now is refused
         for process, _started, _channel in running:
             if process.is_alive():
                 process.terminate()  # SIGTERM: uvicorn finishes the requests it has
@@ -421,7 +531,9 @@ def serve(
                 print(f"bbsgm: a worker stopped with {process.exitcode}", file=sys.stderr)
         if failed:
             status = 1  # requests may have been lost: say so to whatever stopped the command
-        dispatcher.close_channels()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        with contextlib.suppress(ValueError):
+            signal.set_wakeup_fd(previous_wakeup)
+        dispatcher.close_channels()
     return status

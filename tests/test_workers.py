@@ -7,14 +7,18 @@ import contextlib
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+import uvicorn
 
 from app import workers
 from tests.conftest import TEST_SECRET, _free_port
@@ -42,15 +46,16 @@ class Served:
                 found.add(int(pid))
         return found
 
-    def connections_by_process(self, state: str = "01") -> dict[int, int]:
+    def connections_by_process(self, state: str | None = "01") -> dict[int, int]:
         """How many sockets on the port in ``state`` each worker holds (01: established
-        connections, 0A: listening)."""
+        connections, 0A: listening; None: every connection, closing ones too)."""
         inodes: set[str] = set()
         for table in ("/proc/net/tcp", "/proc/net/tcp6"):
             for line in Path(table).read_text().splitlines()[1:]:
                 fields = line.split()
                 local_port = int(fields[1].rsplit(":", 1)[1], 16)
-                if local_port == self.port and fields[3] == state:
+                wanted = fields[3] != "0A" if state is None else fields[3] == state
+                if local_port == self.port and wanted:
                     inodes.add(fields[9])
         held: dict[int, int] = {}
         for pid in self.workers():
@@ -164,28 +169,29 @@ def test_only_the_command_listens_and_the_workers_are_handed_connections(
 
 def _hold(served: Served, count: int) -> list[socket.socket]:
     """``count`` connections opened together; returned once the workers hold them all."""
-    before = sum(served.connections_by_process().values())
+    before = sum(served.connections_by_process(None).values())
     connections = [
         socket.create_connection(("127.0.0.1", served.port), timeout=10) for _ in range(count)
     ]
     deadline = time.monotonic() + 10
-    while sum(served.connections_by_process().values()) < before + count:
-        assert time.monotonic() < deadline, served.connections_by_process()
+    while sum(served.connections_by_process(None).values()) < before + count:
+        assert time.monotonic() < deadline, served.connections_by_process(None)
         time.sleep(0.05)
     return connections
 
 
 def _close(served: Served, connections: list[socket.socket]) -> None:
-    """Closes ``connections`` and returns once the workers have closed theirs and the parent
-    has had the time to read that they did."""
-    before = sum(served.connections_by_process().values())
+    """Closes ``connections`` and returns once the workers have closed their ends too: a
+    worker closes its socket after its protocol's ``connection_lost``, which reports to the
+    parent."""
+    before = sum(served.connections_by_process(None).values())
     for connection in connections:
         connection.close()
     deadline = time.monotonic() + 10
-    while sum(served.connections_by_process().values()) > before - len(connections):
-        assert time.monotonic() < deadline, served.connections_by_process()
+    while sum(served.connections_by_process(None).values()) > before - len(connections):
+        assert time.monotonic() < deadline, served.connections_by_process(None)
         time.sleep(0.05)
-    time.sleep(0.5)  # the worker's word reaches the parent just after its socket is closed
+    time.sleep(0.2)  # the report, sent before, read by the parent
 
 
 def test_clients_that_connect_together_are_split_evenly_between_the_workers(
@@ -355,92 +361,243 @@ def test_a_second_server_on_the_same_address_is_refused(two_workers: Served) -> 
 # The dispatcher in this process, each worker played by the test on its end of the channel.
 
 
-def _received(worker: socket.socket) -> list[socket.socket]:
-    """The connections handed to a worker so far."""
+def _messages(worker: socket.socket) -> tuple[list[socket.socket], list[bytes]]:
+    """The connections handed to a worker so far, and the parent's other words to it."""
     handed: list[socket.socket] = []
+    said: list[bytes] = []
     while True:
         try:
             message, fds, _flags, _address = socket.recv_fds(worker, 16, 4)
         except BlockingIOError:
-            return handed
-        assert message == workers.CONNECTION and len(fds) == 1
-        handed.append(socket.socket(fileno=fds[0]))
+            return handed, said
+        if fds:
+            assert message == workers.CONNECTION and len(fds) == 1
+            handed.append(socket.socket(fileno=fds[0]))
+        else:
+            said.append(message)
+
+
+def _received(worker: socket.socket) -> list[socket.socket]:
+    handed, _said = _messages(worker)
+    for connection in handed:
+        connection.close()
+    return handed
+
+
+class Played:
+    """A dispatcher and the workers' ends of its channels, played by the test."""
+
+    def __init__(self, open_after: float = 30.0) -> None:
+        listener = workers.listening_socket("127.0.0.1", 0)
+        self.dispatcher = workers.Dispatcher(listener, 2, open_after=open_after)
+        self.ours: list[socket.socket] = []
+        self.ends: list[socket.socket] = []
+        self.clients: list[socket.socket] = []
+
+    def worker(self, ready: bool = True) -> socket.socket:
+        ours, end = self.dispatcher.channel()
+        end.setblocking(False)
+        if ready:
+            end.send(workers.READY)
+        self.ours.append(ours)
+        self.ends.append(end)
+        return end
+
+    def connect(self, count: int = 1) -> list[socket.socket]:
+        address = self.dispatcher.listener.getsockname()
+        made = [socket.create_connection(address, timeout=10) for _ in range(count)]
+        self.clients += made
+        self.dispatcher.wait(0.3)
+        return made
+
+    def close(self) -> None:
+        self.dispatcher.close()
+        self.dispatcher.close_channels()
+        for sock in self.ends + self.clients:
+            sock.close()
 
 
 @pytest.fixture
-def dispatcher() -> Iterator[workers.Dispatcher]:
-    served = workers.Dispatcher(workers.listening_socket("127.0.0.1", 0), 2)
+def played() -> Iterator[Played]:
+    made = Played()
     try:
-        yield served
+        yield made
     finally:
-        served.close()
-        served.close_channels()
+        made.close()
 
 
-def _connect(dispatcher: workers.Dispatcher) -> socket.socket:
-    return socket.create_connection(dispatcher.listener.getsockname(), timeout=10)
-
-
-def test_no_connection_is_handed_over_before_every_worker_serves(
-    dispatcher: workers.Dispatcher,
-) -> None:
+def test_no_connection_is_handed_over_before_every_worker_serves(played: Played) -> None:
     """The first worker up would otherwise get every client that came early."""
-    ends = [dispatcher.channel()[1] for _ in range(2)]
-    for end in ends:
-        end.setblocking(False)
-    ends[0].send(workers.READY)
-    client = _connect(dispatcher)
-    dispatcher.wait(0.3)
-    assert _received(ends[0]) == [] and _received(ends[1]) == []
-    ends[1].send(workers.READY)
-    dispatcher.wait(0.3)
-    handed = _received(ends[0]) + _received(ends[1])
-    assert len(handed) == 1
-    assert handed[0].getpeername() == client.getsockname()
+    first, second = played.worker(), played.worker(ready=False)
+    (client,) = played.connect()
+    assert _received(first) == [] and _received(second) == []
+    second.send(workers.READY)
+    played.dispatcher.wait(0.3)
+    handed, _ = _messages(first)
+    others, _ = _messages(second)
+    assert [c.getpeername() for c in handed + others] == [client.getsockname()]
+    for connection in handed + others:
+        connection.close()
+
+
+def test_one_worker_that_never_starts_does_not_keep_the_other_from_serving() -> None:
+    """Past the start's time, one ready worker is enough."""
+    played = Played(open_after=0.2)
+    try:
+        ready, _never = played.worker(), played.worker(ready=False)
+        played.dispatcher.wait(0.3)
+        played.connect()
+        assert len(_received(ready)) == 1
+    finally:
+        played.close()
 
 
 def test_a_worker_that_has_exited_gets_no_connection_and_one_that_comes_back_does(
-    dispatcher: workers.Dispatcher,
+    played: Played,
 ) -> None:
-    channels = [dispatcher.channel() for _ in range(2)]
-    ends = [end for _ours, end in channels]
-    for end in ends:
-        end.setblocking(False)
-        end.send(workers.READY)
-    dispatcher.wait(0.2)
-    ends[0].close()  # the first worker exits
-    clients = [_connect(dispatcher) for _ in range(3)]
-    dispatcher.wait(0.3)
-    assert len(_received(ends[1])) == 3
-    ends[1].close()  # and the second: connections wait for a worker, they are not dropped
-    dispatcher.drop(channels[0][0])
-    dispatcher.drop(channels[1][0])
-    waiting = _connect(dispatcher)
-    dispatcher.wait(0.3)
-    again = dispatcher.channel()[1]
-    again.setblocking(False)
-    again.send(workers.READY)
-    dispatcher.wait(0.3)
-    handed = _received(again)
+    first, second = played.worker(), played.worker()
+    played.dispatcher.wait(0.2)
+    first.close()  # the first worker exits
+    played.connect(3)
+    assert len(_received(second)) == 3
+    second.close()  # and the second: connections wait for a worker, they are not dropped
+    for ours in played.ours:
+        played.dispatcher.drop(ours)
+    (waiting,) = played.connect()
+    again = played.worker()
+    played.dispatcher.wait(0.3)
+    handed, _ = _messages(again)
     assert [c.getpeername() for c in handed] == [waiting.getsockname()]
-    for client in [*clients, waiting]:
-        client.close()
+    handed[0].close()
 
 
-def test_a_worker_that_stops_on_its_own_is_handed_no_more_connections(
-    dispatcher: workers.Dispatcher,
-) -> None:
+def test_a_worker_that_stops_on_its_own_is_handed_no_more_connections(played: Played) -> None:
     """It says so as it begins to stop (SIGTERM sent to it alone, say): the clients that come
-    meanwhile go to the others, not into a worker that will close them unanswered."""
-    ends = [dispatcher.channel()[1] for _ in range(2)]
-    for end in ends:
-        end.setblocking(False)
-        end.send(workers.READY)
-    dispatcher.wait(0.2)
-    ends[0].send(workers.STOPPING)
-    clients = [_connect(dispatcher) for _ in range(4)]
-    dispatcher.wait(0.3)
-    assert _received(ends[0]) == []
-    assert len(_received(ends[1])) == 4
-    for client in clients:
-        client.close()
+    meanwhile go to the others, and the parent tells it that nothing more will come, after
+    whatever it had sent already (which the worker then serves before it stops)."""
+    stopping, other = played.worker(), played.worker()
+    played.dispatcher.wait(0.2)
+    stopping.send(workers.STOPPING)
+    played.connect(4)
+    handed, said = _messages(stopping)
+    assert handed == [] and said == [workers.NO_MORE]
+    assert len(_received(other)) == 4
+
+
+def _report(end: socket.socket, received: int, held: int) -> None:
+    end.send(workers.REPORT + struct.pack("!QQ", received, held))
+
+
+def test_a_worker_s_report_of_what_it_holds_steers_the_next_connections(played: Played) -> None:
+    """Four connections go two and two; one worker reports both of its closed: the next two
+    go to it. A report counts the connections it had not received yet as held."""
+    first, second = played.worker(), played.worker()
+    played.dispatcher.wait(0.2)
+    played.connect(4)
+    assert len(_received(first)) == 2 and len(_received(second)) == 2
+    _report(first, 2, 0)
+    played.connect(2)
+    assert len(_received(first)) == 2 and _received(second) == []
+    _report(second, 1, 1)  # written before it read its second: both still held
+    played.connect(1)
+    assert len(_received(first)) == 1 and _received(second) == []
+
+
+# A worker in this process (uvicorn on a thread, a tiny app), the test playing the parent.
+
+
+async def _tiny_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] == "http":
+        start = {"type": "http.response.start", "status": 200}
+        await send({**start, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+    elif scope["type"] == "websocket":
+        await send({"type": "websocket.close"})  # refused: uvicorn answers 403
+
+
+class Worker:
+    def __init__(self) -> None:
+        self.parent, end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.parent.settimeout(10)
+        config = uvicorn.Config(_tiny_app, lifespan="off", log_level="warning")
+        self.server = workers._HandedServer(config, end)
+        self.end = end
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        assert self.parent.recv(64) == workers.READY
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.clients: list[socket.socket] = []
+
+    def hand(self) -> socket.socket:
+        client = socket.create_connection(self.listener.getsockname(), timeout=10)
+        accepted, _address = self.listener.accept()
+        socket.send_fds(self.parent, [workers.CONNECTION], [accepted.fileno()])
+        accepted.close()
+        self.clients.append(client)
+        return client
+
+    def reports_until(self, received: int, held: int) -> None:
+        """The worker's reports are read until it says ``received``, ``held``."""
+        deadline = time.monotonic() + 10
+        counts = None
+        while counts != (received, held):
+            assert time.monotonic() < deadline, counts
+            message = self.parent.recv(64)
+            if message[:1] == workers.REPORT:
+                counts = struct.unpack("!QQ", message[1:])
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        with contextlib.suppress(OSError):
+            self.parent.send(workers.NO_MORE)
+        self.thread.join(10)
+        for sock in [self.parent, self.end, self.listener, *self.clients]:
+            sock.close()
+
+
+def _ask(client: socket.socket, *headers: str) -> bytes:
+    client.sendall("\r\n".join(["GET / HTTP/1.1", "Host: x", *headers, "", ""]).encode())
+    return client.recv(4096)
+
+
+UPGRADE = (
+    "Connection: Upgrade",
+    "Upgrade: websocket",
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+    "Sec-WebSocket-Version: 13",
+)
+
+
+def test_a_worker_reports_the_connections_it_holds_a_websocket_upgrade_too() -> None:
+    """A connection upgraded to a WebSocket (any request may ask) leaves uvicorn's HTTP
+    protocol, whose close the worker hears of; its close is reported all the same (by the
+    tick), or the parent would count it held for ever."""
+    worker = Worker()
+    try:
+        plain = worker.hand()
+        worker.reports_until(1, 1)
+        assert _ask(plain).startswith(b"HTTP/1.1 200")
+        plain.close()
+        worker.reports_until(1, 0)
+        upgraded = worker.hand()
+        assert _ask(upgraded, *UPGRADE).startswith(b"HTTP/1.1 403")
+        upgraded.close()
+        worker.reports_until(2, 0)
+    finally:
+        worker.stop()
+
+
+def test_a_connection_handed_over_as_a_worker_stops_is_served() -> None:
+    """The parent handed it over before it read the worker's STOPPING: the worker reads its
+    channel until the parent's NO_MORE, and answers the request."""
+    worker = Worker()
+    try:
+        worker.server.should_exit = True
+        while worker.parent.recv(64) != workers.STOPPING:
+            pass
+        late = worker.hand()
+        late.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        worker.parent.send(workers.NO_MORE)
+        assert late.recv(4096).startswith(b"HTTP/1.1 200")
+    finally:
+        worker.stop()

@@ -39,7 +39,6 @@ import asyncio
 import contextlib
 import errno
 import functools
-import itertools
 import multiprocessing
 import os
 import selectors
@@ -195,7 +194,10 @@ class Dispatcher:
     def close(self) -> None:
         """Stops accepting. The connections already waiting are handed over first (a worker
         serves them as it stops), then each worker is told that no more will come."""
-        if self._serving() and not self.paused_until:
+        self.paused_until = 0.0
+        while self.pending and self._hand(self.pending[0]):
+            self.pending.pop(0).close()
+        if self._serving() and not self.pending:
             self._accept(everything=True)
         for connection in self.pending:  # nobody can take them
             connection.close()
@@ -273,7 +275,7 @@ class Dispatcher:
                 print(f"bbsgm: a worker is serving ({ready} of {self.workers})", flush=True)
 
     def _accept(self, everything: bool = False) -> None:
-        for _ in itertools.count() if everything else range(ACCEPTS_AT_ONCE):
+        for _ in range(BACKLOG if everything else ACCEPTS_AT_ONCE):
             if not self._serving():  # the last ready worker has gone: clients wait for one
                 self._listen(False)
                 return
@@ -327,17 +329,22 @@ class _HandedServer(uvicorn.Server):
         await super().startup(sockets=[])  # the lifespan, and no socket of its own
         config = self.config
         base: type[asyncio.Protocol] = config.http_protocol_class
-        report = self._report
+        server = self
+
+        def connection_made(protocol: asyncio.Protocol, transport: asyncio.BaseTransport) -> None:
+            base.connection_made(protocol, transport)
+            server.received += 1  # with its entry in server_state.connections: never twice
 
         def connection_lost(protocol: asyncio.Protocol, exc: Exception | None) -> None:
             try:
                 base.connection_lost(protocol, exc)
             finally:
-                report()
+                server._report()
 
         # uvicorn's protocol, as uvicorn's startup makes it, reporting as its connection
         # closes (a connection upgraded to a WebSocket is reported at the next tick).
-        counted = type("Counted", (base,), {"connection_lost": connection_lost})
+        methods = {"connection_made": connection_made, "connection_lost": connection_lost}
+        counted = type("Counted", (base,), methods)
         self.handed_protocol = functools.partial(
             counted,
             config=config,
@@ -381,6 +388,9 @@ class _HandedServer(uvicorn.Server):
                 self.connecting.add(task)
                 task.add_done_callback(self.connecting.discard)
                 self.last_received = time.monotonic()
+            if message == CONNECTION and not fds:  # out of descriptors: the kernel dropped it
+                self.received += 1
+                self._report()
             if message == NO_MORE or not message:
                 self.no_more = True
                 if self.drained is not None:
@@ -395,11 +405,10 @@ class _HandedServer(uvicorn.Server):
             await asyncio.get_running_loop().connect_accepted_socket(
                 self.handed_protocol, connection
             )
-        except OSError:  # the client had gone already
+        except OSError:  # the client had gone already (connection_made counts the others)
             connection.close()
-        finally:
             self.received += 1
-            self._report()
+        self._report()
 
     def _report(self) -> None:
         counts = (self.received, len(self.server_state.connections))

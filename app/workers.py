@@ -195,9 +195,7 @@ class Dispatcher:
         """Stops accepting. The connections already waiting are handed over first (a worker
         serves them as it stops), then each worker is told that no more will come."""
         self.paused_until = 0.0
-        while self.pending and self._hand(self.pending[0]):
-            self.pending.pop(0).close()
-        if self._serving() and not self.pending:
+        if self._hand_pending() and self._serving():
             self._accept(everything=True)
         for connection in self.pending:  # nobody can take them
             connection.close()
@@ -237,13 +235,18 @@ class Dispatcher:
         self._listen(False)
         self.paused_until = time.monotonic() + PAUSE_SECONDS
 
-    def _resume(self) -> None:
+    def _hand_pending(self) -> bool:
+        """The connections no worker could take so far handed over, as far as they can be;
+        whether none is left."""
         while self.pending and self._hand(self.pending[0]):
             self.pending.pop(0).close()
-        if self.pending:
-            self._pause()
-        else:
+        return not self.pending
+
+    def _resume(self) -> None:
+        if self._hand_pending():
             self._listen(self._serving())
+        else:
+            self._pause()
 
     def _read(self, channel: _Channel) -> None:
         while True:
@@ -319,10 +322,9 @@ class _HandedServer(uvicorn.Server):
         channel.setblocking(False)
         self.channel = channel
         self.connecting: set[asyncio.Task[None]] = set()
-        self.received = 0  # connections taken from the channel and started (or failed)
+        self.received = 0  # connections taken from the channel and made (or failed, or dropped)
         self.reported = (-1, -1)
-        self.no_more = False  # the parent said so, or is gone
-        self.drained: asyncio.Event | None = None
+        self.drained: asyncio.Event | None = None  # set: the parent said NO_MORE, or is gone
         self.last_received = 0.0
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -363,7 +365,7 @@ class _HandedServer(uvicorn.Server):
         # The connections the parent handed over before it heard of the stop are served too:
         # read until its NO_MORE, and give the last ones' requests a moment to arrive.
         self._tell(STOPPING)
-        if not self.no_more and self.drained is not None:
+        if self.drained is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.drained.wait(), DRAIN_SECONDS)
         with contextlib.suppress(OSError, ValueError):
@@ -391,10 +393,8 @@ class _HandedServer(uvicorn.Server):
             if message == CONNECTION and not fds:  # out of descriptors: the kernel dropped it
                 self.received += 1
                 self._report()
-            if message == NO_MORE or not message:
-                self.no_more = True
-                if self.drained is not None:
-                    self.drained.set()
+            if (message == NO_MORE or not message) and self.drained is not None:
+                self.drained.set()
             if not message:  # the parent is gone: stop as SIGTERM would
                 loop.remove_reader(self.channel.fileno())
                 self.should_exit = True

@@ -26,6 +26,27 @@ from tests.conftest import TEST_SECRET, _free_port
 pytestmark = pytest.mark.skipif(not workers.supported(), reason="Linux only")
 
 
+def _sockets(port: int) -> Iterator[tuple[str, str, int]]:
+    """The TCP sockets on local ``port``: each one's state (01: established, 0A: listening),
+    inode and remote port."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                yield fields[3], fields[9], int(fields[2].rsplit(":", 1)[1], 16)
+
+
+def _socket_inodes(pid: int) -> Iterator[str]:
+    """The inodes of the sockets process ``pid`` holds."""
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            yield target[8:-1]
+
+
 class Served:
     def __init__(self, process: subprocess.Popen[bytes], port: int, log: Path) -> None:
         self.process = process
@@ -49,46 +70,29 @@ class Served:
     def connections_by_process(self, state: str | None = "01") -> dict[int, int]:
         """How many sockets on the port in ``state`` each worker holds (01: established
         connections, 0A: listening; None: every connection, closing ones too)."""
-        inodes: set[str] = set()
-        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-            for line in Path(table).read_text().splitlines()[1:]:
-                fields = line.split()
-                local_port = int(fields[1].rsplit(":", 1)[1], 16)
-                wanted = fields[3] != "0A" if state is None else fields[3] == state
-                if local_port == self.port and wanted:
-                    inodes.add(fields[9])
-        held: dict[int, int] = {}
-        for pid in self.workers():
-            fds = Path(f"/proc/{pid}/fd")
-            count = 0
-            for fd in fds.iterdir():
-                try:
-                    target = os.readlink(fd)
-                except OSError:
-                    continue
-                if target.startswith("socket:[") and target[8:-1] in inodes:
-                    count += 1
-            held[pid] = count
-        return held
+        inodes = {
+            inode
+            for found, inode, _remote in _sockets(self.port)
+            if (found != "0A" if state is None else found == state)
+        }
+        return {
+            pid: sum(1 for inode in _socket_inodes(pid) if inode in inodes)
+            for pid in self.workers()
+        }
 
     def holders(self, clients: list[socket.socket]) -> dict[int, list[socket.socket]]:
         """Which worker holds the other end of each of ``clients``."""
         by_port = {client.getsockname()[1]: client for client in clients}
-        by_inode: dict[str, socket.socket] = {}
-        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-            for line in Path(table).read_text().splitlines()[1:]:
-                fields = line.split()
-                local_port = int(fields[1].rsplit(":", 1)[1], 16)
-                remote_port = int(fields[2].rsplit(":", 1)[1], 16)
-                if local_port == self.port and fields[3] == "01" and remote_port in by_port:
-                    by_inode[fields[9]] = by_port[remote_port]
+        by_inode = {
+            inode: by_port[remote]
+            for state, inode, remote in _sockets(self.port)
+            if state == "01" and remote in by_port
+        }
         held: dict[int, list[socket.socket]] = {}
         for pid in self.workers():
-            for fd in Path(f"/proc/{pid}/fd").iterdir():
-                with contextlib.suppress(OSError):
-                    target = os.readlink(fd)
-                    if target.startswith("socket:[") and target[8:-1] in by_inode:
-                        held.setdefault(pid, []).append(by_inode[target[8:-1]])
+            for inode in _socket_inodes(pid):
+                if inode in by_inode:
+                    held.setdefault(pid, []).append(by_inode[inode])
         return held
 
     def wait_ready(self) -> None:
@@ -144,26 +148,14 @@ def two_workers(tmp_path: Path) -> Iterator[Served]:
     yield from _serve(tmp_path, "-m", "app.cli", "serve", "--workers", "2")
 
 
-def _listening(port: int) -> set[str]:
-    """The inodes of the sockets listening on ``port``."""
-    return {
-        line.split()[9]
-        for table in ("/proc/net/tcp", "/proc/net/tcp6")
-        for line in Path(table).read_text().splitlines()[1:]
-        if int(line.split()[1].rsplit(":", 1)[1], 16) == port and line.split()[3] == "0A"
-    }
-
-
 def test_only_the_command_listens_and_the_workers_are_handed_connections(
     two_workers: Served,
 ) -> None:
     """One listening socket on the port, the parent's; no worker listens (with a socket each,
     the kernel's hash chose the worker)."""
-    listening = _listening(two_workers.port)
+    listening = {inode for state, inode, _ in _sockets(two_workers.port) if state == "0A"}
     assert len(listening) == 1
-    parent = Path(f"/proc/{two_workers.process.pid}/fd")
-    held = {os.readlink(fd) for fd in parent.iterdir()}
-    assert {f"socket:[{inode}]" for inode in listening} <= held
+    assert listening <= set(_socket_inodes(two_workers.process.pid))
     assert not any(two_workers.connections_by_process("0A").values())
 
 

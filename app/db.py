@@ -700,14 +700,24 @@ class Loading:
     ORM reads them (one SELECT) when they are first used — for a large value the post path
     does not need (a game's options: a card game's ~10 KB pool, read at START and UNDO). An
     object already in the session keeps what it has of them, refreshed or not.
+
+    ``offset``: the class's columns start there in the SELECT (a join's second class), and
+    the extra columns are the ones after them; see ``adopt``.
     """
 
     def __init__(
-        self, entity: type[Any], statement: Any, *, refresh: bool, deferred: Iterable[str] = ()
+        self,
+        entity: type[Any],
+        statement: Any,
+        *,
+        refresh: bool,
+        deferred: Iterable[str] = (),
+        offset: int = 0,
     ) -> None:
         mapper = inspect(entity)
-        columns = list(statement.selected_columns)
+        columns = list(statement.selected_columns)[offset:]
         self.entity = entity
+        self.offset = offset
         self.new_instance = mapper.class_manager.new_instance
         self.prepared = Prepared(statement)
         self.refresh = refresh
@@ -724,24 +734,34 @@ class Loading:
         )
 
     def load(self, session: Session, params: dict[str, Any]) -> list[tuple[Any, tuple[Any, ...]]]:
+        """Per row, its object and the columns after the class's (the ``extra``)."""
+        end = self.offset + self.width
+        return [(self.adopt(session, row), row[end:]) for row in self.rows(session, params)]
+
+    def rows(self, session: Session, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """The statement's rows as they are (for ``adopt``), pending changes flushed first."""
         if session.autoflush and (session.new or session.dirty or session.deleted):
             session.flush()
-        found = []
-        identity_map = session.identity_map
-        entity, keys, width = self.entity, self.keys, self.width
-        for row in self.prepared.fetch(session, params):
-            key = (entity, (row[self.primary_key],), None)  # as sqlalchemy.orm.identity_key
-            loaded = identity_map.get(key)
-            if loaded is None:
-                # As the ORM's loader does: the columns written into the new object's dict,
-                # not set one by one through the constructor's attribute events.
-                loaded = self.new_instance()
-                loaded.__dict__.update(zip(keys, row[:width], strict=True))
-                attach_as_loaded(session, loaded, key)
-                if self.deferred:  # read from the database when first used
-                    session.expire(loaded, self.deferred)
-            elif self.refresh:
-                for name, value in zip(keys, row[:width], strict=True):
-                    set_committed_value(loaded, name, value)
-            found.append((loaded, row[width:]))
-        return found
+        return self.prepared.fetch(session, params)
+
+    def adopt(self, session: Session, row: Sequence[Any]) -> Any:
+        """The object of the class's columns in ``row`` (from ``offset``), as ``load`` makes
+        it: for a SELECT of several classes' columns, one ``Loading`` per class, each built
+        on the same statement with its class's ``offset``, each adopting its part of a row
+        that one of them fetched (``rows``)."""
+        start = self.offset
+        values = row[start : start + self.width]
+        key = (self.entity, (values[self.primary_key],), None)  # as orm.identity_key
+        loaded = session.identity_map.get(key)
+        if loaded is None:
+            # As the ORM's loader does: the columns written into the new object's dict,
+            # not set one by one through the constructor's attribute events.
+            loaded = self.new_instance()
+            loaded.__dict__.update(zip(self.keys, values, strict=True))
+            attach_as_loaded(session, loaded, key)
+            if self.deferred:  # read from the database when first used
+                session.expire(loaded, self.deferred)
+        elif self.refresh:
+            for name, value in zip(self.keys, values, strict=True):
+                set_committed_value(loaded, name, value)
+        return loaded

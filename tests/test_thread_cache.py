@@ -18,10 +18,12 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from app import moderation
+from app import accounts, moderation
 from app.db import Database
+from app.errors import NotFound
 from app.forum import service as forum
-from app.models import Thread, User
+from app.gm import service as gm
+from app.models import Game, Thread, User
 from app.web import thread_cache
 from tests.conftest import TEST_SECRET, ApiUser, LiveServer, unique_name
 from tests.test_load_support import fast_users, session_cookie, started_eitsuku
@@ -413,3 +415,94 @@ def test_feeds_have_an_etag_and_follow_posts_titles_and_abon(table: Table, feed:
         retitle(table.database, thread, f"フィードの新しい題{feed}")
         titled = get(browser, path, before.headers["etag"])
         assert titled.status_code == 200 and f"フィードの新しい題{feed}" in titled.text
+
+
+# --- what the page reads before its posts --------------------------------------------------
+
+
+def _eitsuku_with_a_move(session: Session, title: str, undo: bool) -> tuple[Game, User]:
+    """A started えいつく game in which a player has made one move, taken back by the GM's
+    UNDO if ``undo``."""
+    master, *people = (
+        accounts.register(session, unique_name("head"), "password123") for _ in range(3)
+    )
+    game = gm.create_game(session, master, "eitsuku", title, {}, TEST_SECRET)
+    for person in people:
+        gm.submit_post(session, game.thread_id, person, "JOIN", TEST_SECRET)
+    gm.submit_post(session, game.thread_id, master, "START", TEST_SECRET)
+    mover = next(p for p in people if gm.legal_lines(game, p))
+    _post, replies = gm.submit_post(
+        session, game.thread_id, mover, gm.legal_lines(game, mover)[0], TEST_SECRET
+    )
+    assert replies and "エラー" not in replies[0].body
+    if undo:
+        _post, replies = gm.submit_post(session, game.thread_id, master, "UNDO", TEST_SECRET)
+        assert "取り消しました" in replies[0].body
+    return game, master
+
+
+def test_the_page_head_reads_the_version_as_thread_version_does(session: Session) -> None:
+    """One statement reads the thread, its game and the version: the version of a thread whose
+    game has an undone move counts that move, and another thread's counts none of it."""
+    undone, _ = _eitsuku_with_a_move(session, "取り消した卓", undo=True)
+    kept, _ = _eitsuku_with_a_move(session, "そのままの卓", undo=False)
+    before = thread_cache.thread_version(session, kept.thread, kept)
+    moderation.set_hidden(session, kept.thread_id, 2, kept.gm, True)
+    session.commit()
+    for game_id, undone_moves in ((undone.id, 1), (kept.id, 0)):
+        session.expunge_all()
+        game = gm.get_game(session, game_id)
+        expected = thread_cache.thread_version(session, game.thread, game)
+        session.expunge_all()
+        _thread, _game, version = thread_cache.page_head(session, game.thread_id)
+        assert version == expected and version.undone == undone_moves
+    assert version.moderation[0] == before.moderation[0] + 1
+
+
+def test_the_page_head_is_the_thread_its_board_and_its_game_with_gm_and_seats(
+    session: Session, user: User
+) -> None:
+    game, master = _eitsuku_with_a_move(session, "頭の卓", undo=False)
+    talk, _first = forum.create_thread(
+        session, forum.get_board(session, "chat"), user, "話", "本文", TEST_SECRET
+    )
+    session.commit()
+    talk_id = talk.id
+    seats = [(p.seat, p.user_id, p.name) for p in game.players]
+    game_id, thread_id, master_name = game.id, game.thread_id, master.name
+    board_slug = game.thread.board.slug
+    session.expunge_all()
+    thread, loaded, version = thread_cache.page_head(session, thread_id)
+    assert loaded is not None and loaded.id == game_id and loaded.thread is thread
+    assert thread.board.slug == board_slug
+    assert loaded.gm is not None and loaded.gm.name == master_name
+    assert [(p.seat, p.user_id, p.name) for p in loaded.players] == seats
+    assert loaded.state is not None and version.post_count == thread.post_count
+    thread, none, _version = thread_cache.page_head(session, talk_id)
+    assert none is None and thread.board.slug == "chat" and thread.title == "話"
+    session.execute(update(Game).where(Game.id == game_id).values(gm_id=None))
+    session.expunge_all()
+    _thread, gone, _version = thread_cache.page_head(session, thread_id)
+    assert gone is not None and gone.gm is None
+
+
+@pytest.mark.parametrize("thread_id", [0, -1, 2**31, 999_999_999])
+def test_the_page_head_of_no_thread_is_not_found(session: Session, thread_id: int) -> None:
+    with pytest.raises(NotFound):
+        thread_cache.page_head(session, thread_id)
+
+
+def test_an_undo_marks_the_post_on_the_page_read_before(table: Table) -> None:
+    game = started_eitsuku(table.gm, table.players, "取り消しの印")
+    posts = f"/api/threads/{game['thread_id']}/posts"
+    mover = next(
+        p for p in table.players if p.get(f"/api/games/{game['id']}/legal").json()["commands"]
+    )
+    line = mover.get(f"/api/games/{game['id']}/legal").json()["commands"][0]
+    assert mover.post(posts, {"body": line}).json()["replies"][0]["ok"]
+    with table.browser() as browser:
+        before = get(browser, f"/threads/{game['thread_id']}")
+        assert "取り消し済み" not in before.text
+        assert table.gm.post(posts, {"body": "UNDO"}).json()["replies"][0]["ok"]
+        after = get(browser, f"/threads/{game['thread_id']}")
+        assert after.text.count('<span class="undone-mark">') == 1

@@ -306,11 +306,15 @@ def lock_game(
     if not rows:
         return None
     game: Game = rows[0][0]
-    # What selectinload would do, without its per-call loader setup: the seats, in seat order,
-    # set as the collection's loaded value.
+    read_seats(session, game)
+    return game
+
+
+def read_seats(session: Session, game: Game) -> None:
+    """What selectinload would do, without its per-call loader setup: the game's seats, read
+    afresh in seat order, set as the collection's loaded value."""
     seats = [seat for seat, _ in _SEATS.load(session, {"game_id": game.id})]
     set_committed_value(game, "players", seats)
-    return game
 
 
 # Built once and run as ``Loading`` statements (app/db.py): the ORM's SELECT spent more in

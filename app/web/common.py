@@ -10,13 +10,13 @@ from fastapi import Form, Query, Request, Response
 from fastapi.responses import RedirectResponse
 from markupsafe import Markup
 from sqlalchemy import select
-from sqlalchemy.orm import Session, lazyload
+from sqlalchemy.orm import Session
 
 from app import moderation
 from app.forum import service as forum
 from app.gm import service as gm
 from app.i18n import N_
-from app.models import Game, Post, Thread, User
+from app.models import Game, Post, User
 from app.web import deps, http_cache, thread_cache
 
 PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]
@@ -85,28 +85,19 @@ def post_accounts(session: Session, posts: Sequence[Post], user: User | None) ->
     return {user_id: name for user_id, name in rows}
 
 
-def _game_of(session: Session, thread: Thread) -> Game | None:
-    """The thread's game, as gm.game_for_thread, without joining the thread (and its board)
-    the page has loaded already: ``game.thread`` is then found in the session."""
-    return session.scalar(
-        select(Game).where(Game.thread_id == thread.id).options(lazyload(Game.thread))
-    )
-
-
 def thread_context(
     request: Request,
     session: Session,
-    thread: Thread,
+    thread_id: int,
     user: User | None,
     page: int,
     per_page: int,
 ) -> tuple[dict[str, Any], thread_cache.PostsBlock]:
-    """One page of a thread: the template's context (the posts stand in as ``POSTS_MARKER``)
-    and the posts themselves, あぼーん applied and undone moves marked, from the cache where
-    the viewer may share them (app/web/thread_cache.py)."""
+    """One page of a thread: the template's context (the thread as ``thread``; the posts stand
+    in as ``POSTS_MARKER``) and the posts themselves, あぼーん applied and undone moves marked,
+    from the cache where the viewer may share them (app/web/thread_cache.py)."""
+    thread, game, version = thread_cache.page_head(session, thread_id)
     current = forum.page_of(thread.post_count, per_page, page)
-    game = _game_of(session, thread)
-    version = thread_cache.thread_version(session, thread, game)
     can_moderate = moderation.can_moderate(session, thread.id, user)
     posts_context = thread_cache.PostsContext(
         thread=thread,

@@ -137,10 +137,11 @@ def thread_page(
     user: PageUser,
     page: PageNumber = 1,
 ) -> Response:
-    thread = forum.get_thread(session, thread_id)
-    context, posts = thread_context(request, session, thread, user, page, settings.posts_per_page)
+    context, posts = thread_context(
+        request, session, thread_id, user, page, settings.posts_per_page
+    )
     if user is not None and posts.last_number is not None:
-        forum.mark_read(session, user, thread, posts.last_number)
+        forum.mark_read(session, user, context["thread"], posts.last_number)
     session.commit()
     form = {"body": "", "name": ""}
     return render_thread(request, user, context, posts, conditional=True, form=form, error=None)
@@ -230,9 +231,8 @@ def _thread_again(
     """The thread's last page again, with the message or preview and what was typed: the body,
     and the 名前欄 as it was sent (a key included: it goes back to the poster alone, who
     typed it, in this one answer, and is never stored)."""
-    thread = forum.get_thread(session, thread_id)
     context, posts = thread_context(
-        request, session, thread, user, 1_000_000, settings.posts_per_page
+        request, session, thread_id, user, 1_000_000, settings.posts_per_page
     )
     session.commit()
     return render_thread(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -17,7 +18,7 @@ from app.forum.names import split_shown
 from app.forum.service import BBS_TZ, format_bbs_time
 from app.games.cardbattle.cards import ability_text
 from app.i18n import N_
-from app.web import messages
+from app.web import messages, panel_cache
 from app.web.common import safe_next
 
 
@@ -49,6 +50,8 @@ def make_templates(settings: Settings) -> Jinja2Templates:
     env.filters["delivery_status"] = messages.delivery_status
     env.filters["breakdown_lines"] = messages.breakdown_lines
     env.filters["ability_text"] = ability_text  # a card's ability: a game term, as written
+    # games/panel.html, kept by its inputs (app/web/panel_cache.py)
+    env.globals["panel_html"] = partial(panel_cache.render_panel, env)
     return templates
 
 

@@ -16,12 +16,16 @@ HIDDEN_BODY = "あぼーん"
 
 def can_moderate(session: Session, thread_id: int, user: User | None) -> bool:
     """Site admins everywhere; a game's GM in the game's thread."""
+    if user is None or user.is_admin:
+        return user is not None
+    return may_moderate(session.scalar(select(Game).where(Game.thread_id == thread_id)), user)
+
+
+def may_moderate(game: Game | None, user: User | None) -> bool:
+    """``can_moderate`` in a thread whose game (None: it has none) the caller has read."""
     if user is None:
         return False
-    if user.is_admin:
-        return True
-    game = session.scalar(select(Game).where(Game.thread_id == thread_id))
-    return game is not None and game.gm_id == user.id
+    return user.is_admin or (game is not None and game.gm_id == user.id)
 
 
 def set_hidden(

@@ -18,11 +18,13 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from app import accounts
+from app.config import Settings
 from app.db import Database
 from app.gm import service as gm
 from app.models import Game, GamePlayer, User
 from app.web import panel_cache
 from app.web.common import game_panel
+from app.web.templating import make_templates
 from tests.conftest import TEST_SECRET, ApiUser, LiveServer, unique_name
 from tests.test_load_support import fast_users, session_cookie, started_eitsuku
 
@@ -172,3 +174,21 @@ def test_every_input_of_the_panel_moves_its_key(session: Session, user: User) ->
     game.version += 1
     keys.add(panel_cache.panel_key(base))
     assert None not in keys and len(keys) == len(changes) + 3
+
+
+def test_a_panel_whose_inputs_are_not_json_is_rendered_uncached(
+    session: Session, user: User, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An input JSON cannot hold (here a set among the lines) leaves the panel without a key:
+    it is rendered for the request, never kept, and never an error."""
+    master = accounts.register(session, unique_name("raw"), "password123")
+    game = gm.create_game(session, master, "eitsuku", "生の卓", {}, TEST_SECRET)
+    panel = {**game_panel(session, game, user), "legal": [{"SET 主演 役者3"}]}
+    assert panel_cache.panel_key(panel) is None
+
+    def keep(key: object, body: bytes) -> tuple[bytes, bytes]:
+        raise AssertionError("a panel without a key was kept")
+
+    monkeypatch.setattr(panel_cache.PANELS, "put", keep)
+    html = panel_cache.render_panel(make_templates(settings).env, panel)
+    assert "生の卓" in html and "SET 主演 役者3" in html

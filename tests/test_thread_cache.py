@@ -506,3 +506,22 @@ def test_an_undo_marks_the_post_on_the_page_read_before(table: Table) -> None:
         assert table.gm.post(posts, {"body": "UNDO"}).json()["replies"][0]["ok"]
         after = get(browser, f"/threads/{game['thread_id']}")
         assert after.text.count('<span class="undone-mark">') == 1
+
+
+def test_the_page_head_reads_afresh_what_the_session_already_holds(session: Session) -> None:
+    """A thread and game already in the session (a preview's or a refused post's page is
+    read after the session used them) are brought up to date, not kept as they were."""
+    game, _master = _eitsuku_with_a_move(session, "古い卓", undo=False)
+    session.commit()
+    thread = forum.get_thread(session, game.thread_id)
+    assert thread.title and game.title == "古い卓"
+    # As another transaction would: the session's objects are not told.
+    threads, games = Thread.__table__, Game.__table__
+    session.execute(update(threads).where(threads.c.id == thread.id).values(title="新しいスレ"))
+    session.execute(
+        update(games).where(games.c.id == game.id).values(title="新しい卓", paused=True)
+    )
+    assert (thread.title, game.title) != ("新しいスレ", "新しい卓")
+    head, loaded, _version = thread_cache.page_head(session, game.thread_id)
+    assert head is thread and loaded is game
+    assert (head.title, loaded.title, loaded.paused) == ("新しいスレ", "新しい卓", True)

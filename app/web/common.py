@@ -98,7 +98,7 @@ def thread_context(
     from the cache where the viewer may share them (app/web/thread_cache.py)."""
     thread, game, version = thread_cache.page_head(session, thread_id)
     current = forum.page_of(thread.post_count, per_page, page)
-    can_moderate = moderation.can_moderate(session, thread.id, user)
+    can_moderate = moderation.may_moderate(game, user)
     posts_context = thread_cache.PostsContext(
         thread=thread,
         page=current,

@@ -121,12 +121,16 @@ _USERS = User.__table__
 # them if anything does (as pipeline._DEFERRED).
 _GAME_DEFERRED = ("options",)
 _GAME_COLUMNS = [c for c in _GAMES.c if c.name not in _GAME_DEFERRED]
+# Of the GM's account, the page shows the name: what only the account's owner uses is left
+# unread.
+_GM_DEFERRED = ("password_hash", "email", "email_base_url")
+_GM_COLUMNS = [c for c in _USERS.c if c.name not in _GM_DEFERRED]
 _PAGE_HEAD = (
     select(
         *_THREADS.c,
         *_BOARDS.c,
         *_GAME_COLUMNS,
-        *_USERS.c,
+        *_GM_COLUMNS,
         _VERSION.statement.selected_columns[0],
         _VERSION.statement.selected_columns[1],
         select(func.count())
@@ -149,7 +153,11 @@ _GAME_PART = Loading(
     offset=len(_THREADS.c) + len(_BOARDS.c),
 )
 _GM_PART = Loading(
-    User, _PAGE_HEAD, refresh=False, offset=len(_THREADS.c) + len(_BOARDS.c) + len(_GAME_COLUMNS)
+    User,
+    _PAGE_HEAD,
+    refresh=False,
+    deferred=_GM_DEFERRED,
+    offset=len(_THREADS.c) + len(_BOARDS.c) + len(_GAME_COLUMNS),
 )
 
 

@@ -25,11 +25,12 @@ def fold(
     moves: Iterable[tuple[int, int | None, str, bool]],
 ) -> State:
     """``moves``: (seq, actor seat or None for the GM, canonical line, sealed), in order."""
-    state = initial_state(impl, game, players)
+    # One copy, then every move edits it in place (``apply_owned``): nothing else holds it.
+    state = impl.copy_state(initial_state(impl, game, players))
     for seq, seat, line, sealed in moves:
         actor: Any = "gm" if seat is None else seat
         command = impl.parse(line)
-        state, _events = impl.apply(state, actor, command, Rng(game.seed, seq), sealed=sealed)
+        impl.apply_owned(state, actor, command, Rng(game.seed, seq), sealed=sealed)
     return state
 
 

@@ -10,6 +10,7 @@ import copy
 import json
 import random
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 import pytest
@@ -17,6 +18,8 @@ import pytest
 from app.games import GAMES
 from app.games.base import Actor, CommandSyntaxError, Rng, RuleError, State, Viewer
 from app.games.resources import resource_dir
+from app.gm import replay
+from app.models import Game
 from tests.fuzz_states import DRIVERS, PLAYERS, script
 
 NAMES = ["太郎", "花子", "次郎", "三郎", "四郎", "五郎"]
@@ -225,3 +228,81 @@ def test_every_kind_ships_its_checklist_files(kind: str) -> None:
     assert (resource_dir("grammar") / impl.grammar).is_file()
     for template in ("summary.txt.j2", "board.html.j2"):
         assert (resource_dir("templates") / "games" / kind / template).is_file()
+
+
+# --------------------------------------------------------------------------- replay's fold
+# app/gm/replay.fold edits one state in place (Game.apply_owned) after one copy of the dealt
+# state: it relies on copy_state copying every part a move may edit.
+
+
+@pytest.mark.parametrize("kind", sorted(GAMES))
+def test_a_fold_in_place_reaches_every_state_apply_reaches(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At every stop of the scripted game, the state edited in place equals the one ``apply``
+    made, and ``replay.fold`` ends where ``apply`` did; the dealt state it copied is left as
+    it was dealt."""
+    played = SCRIPTS[kind]
+    impl = played.impl
+    dealt: list[tuple[State, State]] = []
+    setup = impl.setup
+
+    def recorded_setup(*args: Any, **kwargs: Any) -> State:
+        state = setup(*args, **kwargs)
+        dealt.append((state, copy.deepcopy(state)))
+        return state
+
+    monkeypatch.setattr(impl, "setup", recorded_setup)
+    log = [
+        (seq, None if step.actor == "gm" else int(step.actor), step.line, step.sealed)
+        for seq, step in enumerate(played.steps, start=1)
+    ]
+    game = Game(seed=played.seed, options=played.options)
+    final = replay.fold(impl, game, played.names, log)
+    assert final == played.stops[-1].state and played.stops[-1].at == len(log)
+    ((state, as_dealt),) = dealt
+    assert state == as_dealt
+    owned = impl.copy_state(impl.setup(played.names, played.options, Rng(played.seed, 0)))
+    stops = {stop.at: stop.state for stop in played.stops if stop.at >= 1}
+    for seq, step in enumerate(played.steps, start=1):
+        command = impl.parse(step.line)
+        impl.apply_owned(owned, step.actor, command, Rng(played.seed, seq), sealed=step.sealed)
+        if seq in stops:
+            assert owned == stops[seq], f"after move {seq}"
+
+
+@pytest.mark.parametrize("kind", sorted(GAMES))
+def test_apply_owned_changes_its_state_as_apply_makes_the_next(kind: str) -> None:
+    """Random legal play: each move applied both ways gives equal states, move after move."""
+    impl = GAMES[kind]
+    names = [f"P{n}" for n in range(max(impl.min_players, 3))][: impl.max_players]
+    chooser = random.Random(f"owned-{kind}")
+    moves = 0
+    for game_number in range(3):
+        state = impl.setup(names, {}, Rng(f"owned-{kind}-{game_number}", 0))
+        owned = impl.copy_state(state)
+        for seq in range(1, 200):
+            if impl.is_over(state):
+                break
+            seat = chooser.choice(impl.waiting_for(state) or list(range(len(names))))
+            lines = [
+                *impl.legal(state, seat),
+                *impl.sealed_legal(state, seat),
+                *(line for line, _sealed in impl.examples(state, seat)),
+            ]
+            chooser.shuffle(lines)
+            for line in lines:
+                try:
+                    command = impl.parse(line)
+                    sealed = impl.needs_seal(state, command) is True
+                    rng = Rng(f"owned-{kind}", seq)
+                    state, _events = impl.apply(state, seat, command, rng, sealed=sealed)
+                except (CommandSyntaxError, RuleError):
+                    continue
+                impl.apply_owned(owned, seat, command, Rng(f"owned-{kind}", seq), sealed=sealed)
+                assert owned == state, f"{line!r}, move {seq}"
+                moves += 1
+                break
+            else:
+                break
+    assert moves >= 20

@@ -17,6 +17,7 @@ import pytest
 
 from app.games import GAMES
 from app.games.base import Actor, CommandSyntaxError, Rng, RuleError, State, Viewer
+from app.games.base import Game as GameImpl
 from app.games.resources import resource_dir
 from app.gm import replay
 from app.models import Game
@@ -25,10 +26,23 @@ from tests.fuzz_states import DRIVERS, PLAYERS, script
 NAMES = ["太郎", "花子", "次郎", "三郎", "四郎", "五郎"]
 
 
+def _names(impl: GameImpl) -> list[str]:
+    return [f"P{n}" for n in range(max(impl.min_players, 3))][: impl.max_players]
+
+
+def _lines(impl: GameImpl, state: State, seat: int) -> list[str]:
+    """Every line the seat may write now: to the thread, sealed, and the written examples."""
+    return [
+        *impl.legal(state, seat),
+        *impl.sealed_legal(state, seat),
+        *(line for line, _sealed in impl.examples(state, seat)),
+    ]
+
+
 @pytest.mark.parametrize("kind", sorted(GAMES))
 def test_apply_never_mutates_its_input_over_whole_games(kind: str) -> None:
     impl = GAMES[kind]
-    names = [f"P{n}" for n in range(max(impl.min_players, 3))][: impl.max_players]
+    names = _names(impl)
     chooser = random.Random(f"contract-{kind}")
     applied = 0
     for game_number in range(3):
@@ -38,11 +52,7 @@ def test_apply_never_mutates_its_input_over_whole_games(kind: str) -> None:
                 break
             seats = impl.waiting_for(state) or list(range(len(names)))
             seat = chooser.choice(seats)
-            lines = [
-                *impl.legal(state, seat),
-                *impl.sealed_legal(state, seat),
-                *(line for line, _sealed in impl.examples(state, seat)),
-            ]
+            lines = _lines(impl, state, seat)
             if not lines:
                 break
             snapshot = copy.deepcopy(state)
@@ -275,7 +285,7 @@ def test_a_fold_in_place_reaches_every_state_apply_reaches(
 def test_apply_owned_changes_its_state_as_apply_makes_the_next(kind: str) -> None:
     """Random legal play: each move applied both ways gives equal states, move after move."""
     impl = GAMES[kind]
-    names = [f"P{n}" for n in range(max(impl.min_players, 3))][: impl.max_players]
+    names = _names(impl)
     chooser = random.Random(f"owned-{kind}")
     moves = 0
     for game_number in range(3):
@@ -285,11 +295,7 @@ def test_apply_owned_changes_its_state_as_apply_makes_the_next(kind: str) -> Non
             if impl.is_over(state):
                 break
             seat = chooser.choice(impl.waiting_for(state) or list(range(len(names))))
-            lines = [
-                *impl.legal(state, seat),
-                *impl.sealed_legal(state, seat),
-                *(line for line, _sealed in impl.examples(state, seat)),
-            ]
+            lines = _lines(impl, state, seat)
             chooser.shuffle(lines)
             for line in lines:
                 try:

@@ -29,9 +29,10 @@ whose forms carry their CSRF token: their block is cached with a placeholder tha
 by the viewer's own token on the way out (``moderator``). A site admin reads hidden posts'
 original text, who hid them, and the account behind each name: their posts are rendered for
 each request and never cached. Everything else on the page (the header with the viewer's
-name, the game panel with their own hand, the post form and its token, the pager, the title)
-is rendered per request around the block; the page's ETag is a digest of those bytes and the
-block's digest, so it changes exactly when the bytes do.
+name, the game panel with their own lines, the post form and its token, the pager, the title)
+is put together per request around the block — the panel from its own cache, keyed by all of
+its inputs, the viewer's lines included (app/web/panel_cache.py); the page's ETag is a digest
+of those bytes and the block's digest, so it changes exactly when the bytes do.
 
 Processes. The caches are per process, but every lookup is by a version just read from the
 database in the request's own transaction: another worker's new post or あぼーん has moved the

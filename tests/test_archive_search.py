@@ -142,6 +142,9 @@ def test_hidden_posts_are_not_found_and_come_back_when_shown(session: Session) -
 def test_sealed_commands_are_never_searchable(session: Session) -> None:
     played = play(session, stop_after=1)
     word = unique_words()
+    # Two of the 33 test kanji may be in another test's committed titles (found in CI): the
+    # sealed command must add nothing to what the short word finds, whatever that is.
+    short_before = search(session, word[:2]).total
     session.add(
         SealedCommand(
             game_id=played.game.id,
@@ -154,7 +157,7 @@ def test_sealed_commands_are_never_searchable(session: Session) -> None:
     )
     session.flush()
     assert search(session, word).total == 0
-    assert search(session, word[:2]).total == 0
+    assert search(session, word[:2]).total == short_before
 
 
 def test_a_renamed_thread_is_found_by_its_new_title(session: Session) -> None:

@@ -882,12 +882,7 @@ class Game:
         not be sealed are refused (`needs_seal`). An event with ``"private": True`` is shown
         only to the actor and the GM; every other event's text is public.
         """
-        self._check_actor(state, actor)
-        if not isinstance(command, self.commands):
-            raise RuleError(
-                f"{command!r} は{self.title_ja}の命令ではありません"
-                "(掲示板の命令はアプリが扱います)。"
-            )
+        self._check_command(state, actor, command)
         try:
             self._check_guards(state, actor, command, sealed)
             new_state = self.copy_state(state)
@@ -906,14 +901,18 @@ class Game:
         tenth of a populous replay (docs/benchmarks.md, round 23). The caller's first state
         must be a ``copy_state`` (so the parts a move may edit are its own, not shared with
         whatever made it); on a RuleError the state may be half changed and is dropped."""
+        self._check_command(state, actor, command)
+        self._check_guards(state, actor, command, sealed)
+        return self.execute(state, actor, command, rng, sealed)
+
+    def _check_command(self, state: State, actor: Actor, command: Any) -> None:
+        """The actor is a seat or the GM, and the command is one of this game's."""
         self._check_actor(state, actor)
         if not isinstance(command, self.commands):
             raise RuleError(
                 f"{command!r} は{self.title_ja}の命令ではありません"
                 "(掲示板の命令はアプリが扱います)。"
             )
-        self._check_guards(state, actor, command, sealed)
-        return self.execute(state, actor, command, rng, sealed)
 
     def _check_actor(self, state: State, actor: Actor) -> None:
         if actor == "gm":

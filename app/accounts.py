@@ -9,11 +9,10 @@ from datetime import timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import Table, bindparam, delete, select
+from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.db import Loading
 from app.errors import Conflict, Invalid, Unauthorized
 from app.models import ApiToken, User, utcnow
 
@@ -129,32 +128,19 @@ def issue_token(session: Session, user: User, kind: str) -> str:
     return token
 
 
-# Built once (every authenticated request runs it; building the statement costs as much). The
-# user and the token's expiry, not the token row: one entity loaded instead of two.
-_USERS: Table = User.__table__  # type: ignore[assignment]
-_TOKENS: Table = ApiToken.__table__  # type: ignore[assignment]
-# Every request of a signed-in client starts here: run as a ``Loading`` statement (app/db.py),
-# not an ORM query, which cost more in Python than the rest of the lookup.
-_TOKEN = Loading(
-    User,
-    select(*_USERS.c, _TOKENS.c.expires_at)
-    .join(_TOKENS, _TOKENS.c.user_id == _USERS.c.id)
-    .where(_TOKENS.c.token_hash == bindparam("token_hash"), _TOKENS.c.kind == bindparam("kind")),
-    refresh=False,
-)
-
-
 def user_for_token(session: Session, token: str, kind: str) -> User | None:
     digest = token_digest(token)
     if digest is None:
         return None
-    rows = _TOKEN.load(session, {"token_hash": digest, "kind": kind})
-    if not rows:
+    row = session.execute(
+        select(User, ApiToken.expires_at)
+        .join(ApiToken, ApiToken.user_id == User.id)
+        .where(ApiToken.token_hash == digest, ApiToken.kind == kind)
+    ).first()
+    if row is None or row.expires_at <= utcnow():
         return None
-    user, (expires_at,) = rows[0]
-    if expires_at <= utcnow():
-        return None
-    return user  # type: ignore[no-any-return]
+    user: User = row.User
+    return user
 
 
 def revoke_token(session: Session, token: str) -> None:

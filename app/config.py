@@ -5,14 +5,13 @@ from __future__ import annotations
 import secrets
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
-from app.db import is_local_server, is_sqlite_file
+from app.db import is_sqlite_file
 from app.games.resources import resource_dir
 
 DEFAULT_DATABASE_URL = "sqlite:///bbsgm.db"
@@ -70,10 +69,6 @@ class Settings(BaseSettings):
     # every transaction takes the one write lock and waiters poll for it, so fewer inside
     # means fairer turns.
     max_requests_in_flight: int | None = Field(default=None, ge=1, le=1000)
-    # PostgreSQL: where a post's (and a sealed command's) transaction runs. "auto": in the
-    # event loop when the server is on this host (loopback or a Unix socket), else in a worker
-    # thread; "on" / "off": always / never in the event loop (app/api/turns.py).
-    pg_writes_in_loop: Literal["auto", "on", "off"] = "auto"
     templates_dir: Path = Field(default_factory=lambda: resource_dir("templates"))
     grammar_dir: Path = Field(default_factory=lambda: resource_dir("grammar"))
     migrations_dir: Path = Field(default_factory=lambda: resource_dir("migrations"))
@@ -94,14 +89,6 @@ class Settings(BaseSettings):
     @property
     def is_sqlite(self) -> bool:
         return make_url(self.database_url).get_backend_name() == "sqlite"
-
-    @property
-    def pg_writes_run_in_loop(self) -> bool:
-        """PostgreSQL: posts and sealed commands write in the event loop (``pg_writes_in_loop``;
-        "auto": when the server is reached over loopback or a Unix socket)."""
-        if self.is_sqlite or self.pg_writes_in_loop == "off":
-            return False
-        return self.pg_writes_in_loop == "on" or is_local_server(self.database_url)
 
     def secret_key_path(self) -> Path:
         """Where a generated key is kept: beside the SQLite file, or in the working directory."""

@@ -8,12 +8,11 @@ and no duplicates). PostgreSQL: psycopg 3; writers lock what they number (a game
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -21,23 +20,15 @@ from typing import Any
 import orjson
 import psycopg
 from sqlalchemy import (
-    JSON,
     Engine,
-    Insert,
-    Table,
-    bindparam,
     create_engine,
     event,
-    func,
-    insert,
-    inspect,
-    literal_column,
-    select,
 )
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DisconnectionError, InvalidatePoolError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.attributes import instance_state, set_committed_value
+from sqlalchemy import JSON, Insert, Table, bindparam, func, insert, inspect, literal_column, select  # LEGACY
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -114,35 +105,6 @@ def _json_text(value: Any) -> str:
     return _json_bytes(value).decode()
 
 
-def is_local_server(url: str | URL) -> bool:
-    """A PostgreSQL URL whose server is on this host: a Unix socket (no host, or a directory)
-    or a loopback address. As libpq reads it: ``hostaddr`` (the URL's or ``PGHOSTADDR``) where
-    given, else the URL's host, else ``?host=``, else ``PGHOST``; a list (``a,b`` or the
-    parameter given twice) only if every entry is local."""
-    parsed = make_url(url)
-    query = parsed.query
-    given = (
-        query.get("hostaddr")
-        or os.environ.get("PGHOSTADDR")
-        or parsed.host
-        or query.get("host")
-        or os.environ.get("PGHOST")
-        or ""
-    )
-    hosts = [given] if isinstance(given, str) else list(given)
-    return all(_is_local_host(host) for entry in hosts for host in entry.split(","))
-
-
-def _is_local_host(host: str) -> bool:
-    host = host.strip()
-    if host == "" or host.startswith("/") or host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def is_postgres(session: Session) -> bool:
     """The session's database is PostgreSQL (else SQLite)."""
     return bool(session.get_bind().dialect.name == "postgresql")
@@ -217,9 +179,6 @@ class SerialisedConnection(sqlite3.Connection):
         if _READ_ONLY.get():  # Database.read_session: a snapshot, no lock to wait for
             self.execute("BEGIN")
             return
-        if _NO_WAIT.get():
-            self._begin_now()
-            return
         lock = self.write_lock
         if lock is not None and not self._holding:
             if not lock.acquire(timeout=BUSY_SECONDS):
@@ -227,28 +186,6 @@ class SerialisedConnection(sqlite3.Connection):
             self._holding = True
         try:
             self.execute("BEGIN IMMEDIATE")
-        except BaseException:
-            self._release()
-            raise
-
-    def _begin_now(self) -> None:
-        """``BEGIN IMMEDIATE`` if neither lock is taken this instant, else ``WouldWait``."""
-        lock = self.write_lock
-        if lock is not None and not self._holding:
-            if not lock.acquire(blocking=False):
-                raise WouldWait
-            self._holding = True
-        try:
-            self.execute("PRAGMA busy_timeout=0")
-            try:
-                self.execute("BEGIN IMMEDIATE")
-            finally:
-                self.execute(f"PRAGMA busy_timeout={BUSY_SECONDS * 1000}")
-        except sqlite3.OperationalError as error:
-            self._release()
-            if error.sqlite_errorcode == sqlite3.SQLITE_BUSY:  # another process writes
-                raise WouldWait from error
-            raise
         except BaseException:
             self._release()
             raise
@@ -278,64 +215,32 @@ class SerialisedConnection(sqlite3.Connection):
             self.write_lock.release()
 
 
-class WouldWait(Exception):
-    """``begin_now`` found the database in use by another transaction."""
-
-
-_NO_WAIT: ContextVar[bool] = ContextVar("bbsgm_sqlite_no_wait", default=False)
 _READ_ONLY: ContextVar[bool] = ContextVar("bbsgm_sqlite_read_only", default=False)
 
 
-def begin_now(session: Session) -> bool:
-    """SQLite: begin the session's transaction (``BEGIN IMMEDIATE``, holding the write lock
-    until it ends) if the database is free this instant, and say so; False, with nothing
-    begun, if another transaction of this process or of another one holds it. Never waits, so
-    the event loop may call it: a caller that gets False does its work in a worker thread,
-    which waits its turn as usual. Call it before the session has run anything; on
-    PostgreSQL it only begins (it never waits there either: nothing is locked by BEGIN)."""
-    token = _NO_WAIT.set(True)
-    try:
-        session.connection()
-    except WouldWait:
-        session.close()
-        return False
-    finally:
-        _NO_WAIT.reset(token)
-    return True
+_AFTER_COMMIT = "bbsgm_after_commit"
 
 
-@contextmanager
-def each_statement_commits(session: Session) -> Iterator[None]:
-    """PostgreSQL: until the block ends, every statement the session runs commits as it runs
-    (psycopg's autocommit), so a row it locks is free again as soon as the statement is done;
-    the session's transaction then begins with its first statement after the block. For the
-    reads and counts that come before a post's transaction (app/ratelimit.py). On SQLite it
-    changes nothing. Call it before the session has run anything.
-
-    End the block before ending the session's transaction (a rollback gives the connection
-    back to the pool, where another thread may take it)."""
-    connection = session.connection()  # checks a connection out; psycopg has not begun yet
-    if connection.dialect.name != "postgresql":
-        yield
-        return
-    driver: Any = connection.connection.driver_connection
-    if driver.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-        raise RuntimeError("each_statement_commits: a transaction is open already")
-    driver.autocommit = True
-    try:
-        yield
-    finally:
-        if not driver.closed:
-            driver.autocommit = False
+def after_commit(session: Session, key: Hashable, action: Callable[[], None]) -> None:
+    """Run ``action`` once the session's transaction commits, dropped if it rolls back; one
+    action per ``key`` (a second one under the same key replaces the first). For sessions
+    made by ``Database``'s factory, whose ``after_commit`` and ``after_rollback`` events
+    (SQLAlchemy's session events, on this factory only) run or drop them."""
+    session.info.setdefault(_AFTER_COMMIT, {})[key] = action
 
 
-# PostgreSQL: how long a statement of a write running in the event loop waits for a row lock,
-# and how long it may run in all, before it gives up (``Database.loop_session``), so that the
-# write is done again in a worker thread instead and the event loop is held up no longer. A
-# post's statements take well under a millisecond; a trigram index's pending list merged by
-# one of them took up to 0.3 s (docs/benchmarks.md, round 15).
-LOOP_LOCK_TIMEOUT_MS = 50
-LOOP_STATEMENT_TIMEOUT_MS = 250
+def is_pending(session: Session, key: Hashable) -> bool:
+    """An ``after_commit`` action is waiting under ``key``."""
+    return key in session.info.get(_AFTER_COMMIT, {})
+
+
+def _run_after_commit(session: Session) -> None:
+    for action in session.info.pop(_AFTER_COMMIT, {}).values():
+        action()
+
+
+def _drop_after_commit(session: Session) -> None:
+    session.info.pop(_AFTER_COMMIT, None)
 
 
 class Database:
@@ -345,35 +250,9 @@ class Database:
         self.url = url
         self.engine = make_engine(url, **engine_kwargs)
         self.sessionmaker = sessionmaker(self.engine, expire_on_commit=False)
+        event.listen(self.sessionmaker, "after_commit", _run_after_commit)
+        event.listen(self.sessionmaker, "after_rollback", _drop_after_commit)
         self._checkpoint_pages: int | None = None  # defer_checkpoints
-        self._loop_engine: Engine | None = None  # loop_session
-        self._loop_sessionmaker: sessionmaker[Session] | None = None
-
-    @contextmanager
-    def loop_session(self) -> Iterator[Session]:
-        """PostgreSQL: a session for a write in the event loop (app/api/turns.py). Its
-        connections are their own (one at a time is all an event loop uses), whose statements
-        give up waiting for a row lock after ``LOOP_LOCK_TIMEOUT_MS`` (``lock_timeout``), and
-        running after ``LOOP_STATEMENT_TIMEOUT_MS`` (``statement_timeout``), raising
-        psycopg's ``LockNotAvailable`` or ``QueryCanceled``, or SQLAlchemy's
-        ``OperationalError`` around them (``gave_up_waiting``)."""
-        if self._loop_sessionmaker is None:
-            option = (
-                f"-c lock_timeout={LOOP_LOCK_TIMEOUT_MS}"
-                f" -c statement_timeout={LOOP_STATEMENT_TIMEOUT_MS}"
-            )
-            # libpq reads PGOPTIONS only when no ``options`` is given: keep what either says.
-            given = make_url(self.url).query.get("options") or os.environ.get("PGOPTIONS")
-            if isinstance(given, tuple):
-                given = " ".join(given)
-            if given:
-                option = f"{given} {option}"
-            self._loop_engine = make_engine(
-                self.url, pool_size=1, max_overflow=2, connect_args={"options": option}
-            )
-            self._loop_sessionmaker = sessionmaker(self._loop_engine, expire_on_commit=False)
-        with self._loop_sessionmaker() as session:
-            yield session
 
     @property
     def is_sqlite(self) -> bool:
@@ -443,17 +322,9 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
-        if self._loop_engine is not None:
-            self._loop_engine.dispose()
 
 
-def gave_up_waiting(error: BaseException) -> bool:
-    """The error of a statement that gave up waiting for a lock (``lock_timeout``) or ran too
-    long (``statement_timeout``), raised by psycopg or wrapped by SQLAlchemy."""
-    cause = getattr(error, "orig", error)
-    return isinstance(cause, psycopg.errors.LockNotAvailable | psycopg.errors.QueryCanceled)
-
-
+# LEGACY-UNTIL-GM-MERGE
 class Prepared:
     """A Core statement of the post path, compiled by SQLAlchemy once per dialect (and per set
     of parameter names: an INSERT or UPDATE without ``.values()`` writes the columns it is

@@ -13,30 +13,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
-from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 from sqlalchemy import (
-    Integer,
-    String,
     Table,
-    and_,
     bindparam,
-    cast,
     func,
     insert,
-    literal,
-    null,
     or_,
     select,
-    true,
-    union_all,
 )
 from sqlalchemy.orm import Session
 
 from app.config import Settings
-from app.db import Database, Prepared, insert_json_rows, is_postgres
+from app.db import Database, is_postgres
 from app.errors import Invalid, NotFound
 from app.games import find_game
 from app.models import (
@@ -46,7 +37,6 @@ from app.models import (
     Notification,
     User,
     Webhook,
-    in_utc,
     utcnow,
 )
 
@@ -164,27 +154,17 @@ def set_email(
 def queue(session: Session, notifications: Sequence[tuple[int, int]], now: datetime) -> None:
     """For notifications just written — (notification id, user id) — one pending delivery per
     active webhook of the user, and one mail if that user opted in. The users' settings and
-    active webhooks are read by one prepared query a user for up to a few of them, else by
-    one query for all; the deliveries are written by one INSERT."""
+    active webhooks are read by key (two queries); the deliveries by one INSERT."""
     if not notifications:
         return
     user_ids = sorted({user_id for _note, user_id in notifications})
     hooks: dict[int, list[tuple[int, str]]] = {}
     mail: dict[int, str] = {}
-    if len(user_ids) <= _ONE_BY_ONE:  # the usual case: the player (or two) whose turn it is
-        settings = [
-            row
-            for user_id in user_ids
-            for row in _SETTINGS_OF_ONE.fetch(session, {"user_id": user_id})
-        ]
-    else:
-        settings = list(session.connection().execute(_SETTINGS, {"user_ids": user_ids}))
-    for user_id, email, email_notify, hook_id, url in settings:
-        hooks.setdefault(user_id, [])
-        if hook_id is not None:
-            hooks[user_id].append((hook_id, url))
+    for user_id, email, email_notify in session.execute(_MAIL_OF, {"user_ids": user_ids}):
         if email_notify and email:
             mail[user_id] = email
+    for user_id, hook_id, url in session.execute(_HOOKS_OF, {"user_ids": user_ids}):
+        hooks.setdefault(user_id, []).append((hook_id, url))
     rows: list[dict[str, object]] = []
     for note_id, user_id in notifications:
         targets: list[tuple[str, int | None, str]] = [
@@ -206,117 +186,24 @@ def queue(session: Session, notifications: Sequence[tuple[int, int]], now: datet
             for channel, hook_id, target in targets
         )
     if rows:
-        _INSERT_DELIVERY.run_many(session, rows)
+        session.execute(insert(Delivery), rows)
 
 
 _USERS: Table = User.__table__  # type: ignore[assignment]
 _WEBHOOKS: Table = Webhook.__table__  # type: ignore[assignment]
 # Built once: the users' mail settings and their active webhooks.
-_SETTINGS_OF_USERS = (
-    select(_USERS.c.id, _USERS.c.email, _USERS.c.email_notify, _WEBHOOKS.c.id, _WEBHOOKS.c.url)
-    .select_from(
-        _USERS.outerjoin(
-            _WEBHOOKS,
-            and_(_WEBHOOKS.c.user_id == _USERS.c.id, _WEBHOOKS.c.active.is_(True)),
-        )
-    )
-    .order_by(_USERS.c.id, _WEBHOOKS.c.id)
+# The told users' mail settings, and their active webhooks in order: each read by key.
+_MAIL_OF = select(_USERS.c.id, _USERS.c.email, _USERS.c.email_notify).where(
+    _USERS.c.id.in_(bindparam("user_ids", expanding=True))
 )
-_SETTINGS = _SETTINGS_OF_USERS.where(_USERS.c.id.in_(bindparam("user_ids", expanding=True)))
-# One user, on the post path: a Prepared statement (app/db.py) — an expanding IN list cannot be.
-# Up to a handful of users are read one by one with it: the IN list's statement is rendered
-# again at every call (its parameters expand), a few times the cost of a Prepared read
-# (cardbattle tells both its players at each turn; docs/benchmarks.md, round 12).
-_SETTINGS_OF_ONE = Prepared(_SETTINGS_OF_USERS.where(_USERS.c.id == bindparam("user_id")))
-_ONE_BY_ONE = 4
-_DELIVERIES: Table = Delivery.__table__  # type: ignore[assignment]
-_INSERT_DELIVERY = Prepared(insert(_DELIVERIES))
-
-
-def write_notices(session: Session, notices: Sequence[dict[str, Any]], now: datetime) -> None:
-    """PostgreSQL: the notifications ``notices`` (each a row of their table but the id) and
-    their deliveries, as ``queue`` makes them — one per active webhook of the user, in the
-    webhooks' order, then one mail if the user opted in and has an address — written by one
-    statement: on the post path the notifications' INSERT and the read of their users'
-    settings were two round trips more for every post that tells somebody it is their turn
-    (docs/benchmarks.md, round 17). The notifications are one JSON parameter, an array of
-    rows, as a post's moves are (``app.db.insert_json_rows``)."""
-    if not notices:
-        return
-    rows = [
-        {**notice, "created_at": in_utc(notice["created_at"]).isoformat()} for notice in notices
-    ]
-    _WRITE_NOTICES.run(session, {"notes": rows, "now": now})
-
-
-def _notices_and_deliveries() -> Prepared:
-    names = ("user_id", "game_id", "kind", "text", "url", "created_at")
-    note = (
-        insert_json_rows(_NOTES, names, "notes")
-        .returning(_NOTES.c.id, _NOTES.c.user_id)
-        .cte("note")
+_HOOKS_OF = (
+    select(_WEBHOOKS.c.user_id, _WEBHOOKS.c.id, _WEBHOOKS.c.url)
+    .where(
+        _WEBHOOKS.c.user_id.in_(bindparam("user_ids", expanding=True)),
+        _WEBHOOKS.c.active.is_(True),
     )
-    # Each notice's user is looked up by key: a join let the planner, which takes the JSON
-    # array for a hundred rows, read every user and every webhook into a hash instead — a
-    # scan of the whole users table at every move (``OFFSET 0`` keeps each subquery its own,
-    # run once per notice through its index).
-    hooks_of = (
-        select(_WEBHOOKS.c.id, _WEBHOOKS.c.url)
-        .where(_WEBHOOKS.c.user_id == note.c.user_id, _WEBHOOKS.c.active.is_(True))
-        .offset(0)
-        .lateral("hooks_of")
-    )
-    hooks = select(
-        note.c.id.label("notification_id"),
-        literal("webhook", String()).label("channel"),
-        hooks_of.c.id.label("webhook_id"),
-        hooks_of.c.url.label("target"),
-        literal(0, Integer()).label("rank"),
-    ).select_from(note.join(hooks_of, true()))
-    mail_of = (
-        select(_USERS.c.email)
-        .where(
-            _USERS.c.id == note.c.user_id,
-            _USERS.c.email_notify.is_(True),
-            _USERS.c.email != "",
-        )
-        .offset(0)
-        .lateral("mail_of")
-    )
-    mails = select(
-        note.c.id,
-        literal("email", String()),
-        cast(null(), Integer()),
-        mail_of.c.email,
-        literal(1, Integer()),
-    ).select_from(note.join(mail_of, true()))
-    targets = union_all(hooks, mails).subquery("targets")
-    now = bindparam("now", type_=_DELIVERIES.c.created_at.type)
-    chosen = select(
-        targets.c.notification_id,
-        targets.c.channel,
-        targets.c.webhook_id,
-        targets.c.target,
-        literal("pending", String()),
-        literal(0, Integer()),
-        now,
-        now,
-    ).order_by(targets.c.notification_id, targets.c.rank, targets.c.webhook_id)
-    columns = [
-        "notification_id",
-        "channel",
-        "webhook_id",
-        "target",
-        "status",
-        "attempts",
-        "next_attempt_at",
-        "created_at",
-    ]
-    return Prepared(insert(_DELIVERIES).from_select(columns, chosen), by_params=False)
-
-
-_NOTES: Table = Notification.__table__  # type: ignore[assignment]
-_WRITE_NOTICES = _notices_and_deliveries()
+    .order_by(_WEBHOOKS.c.user_id, _WEBHOOKS.c.id)
+)
 
 
 def deliveries_for(session: Session, user: User, limit: int = 50) -> list[Delivery]:

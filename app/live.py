@@ -4,7 +4,7 @@ Streams never trust a notification's content: a wake-up only makes them read the
 last one they sent (the SSE id is the レス番), so nothing is lost or doubled, and a reconnect with
 ``Last-Event-ID`` resumes exactly. Notifications:
 - every process: after a commit that added posts, the threads touched in that session are woken
-  in this process (SQLAlchemy ``after_commit``);
+  in this process (``app.db.after_commit``);
 - PostgreSQL: ``pg_notify`` inside the same transaction (delivered only if it commits) reaches
   the ``LISTEN`` thread of every process that has live streams, so several workers or hosts
   see each other's posts;
@@ -25,14 +25,13 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import event, text
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db import PG_KEEPALIVES, is_postgres
+from app.db import PG_KEEPALIVES, after_commit, is_pending, is_postgres
 
 log = logging.getLogger("bbsgm.live")
 CHANNEL = "bbsgm_threads"
-_TOUCHED = "bbsgm_touched_threads"
 
 
 # A thread's streams are woken at most once every FACTOR times the event loop's CPU time
@@ -301,30 +300,19 @@ def _read_done(channel: _Channel, future: asyncio.Future[Batch]) -> None:
 HUB = Hub()
 
 
-def touched(session: Session, thread_id: int, *, notified: bool = False) -> None:
-    """Called by the forum for every post it adds: wake the thread's streams on commit.
-    ``notified``: the caller's own statement ran ``pg_notify`` for the thread already (the
-    numbering UPDATE does, on PostgreSQL)."""
-    touched: set[int] = session.info.setdefault(_TOUCHED, set())
-    if thread_id in touched:  # a post and the bot's reply: one wake-up is enough
+def touched(session: Session, thread_id: int) -> None:
+    """Called by the forum for every post it adds: wake the thread's streams once the
+    session's transaction commits (``app.db.after_commit``; nothing if it rolls back). On
+    PostgreSQL a ``pg_notify`` in the same transaction tells the other processes."""
+    key = ("live", thread_id)
+    if is_pending(session, key):  # a post and the bot's reply: one wake-up is enough
         return
-    touched.add(thread_id)
-    if not notified and is_postgres(session):
+    after_commit(session, key, functools.partial(HUB.wake, thread_id))
+    if is_postgres(session):
         session.execute(
             text("SELECT pg_notify(:channel, :payload)"),
             {"channel": CHANNEL, "payload": str(thread_id)},
         )
-
-
-@event.listens_for(Session, "after_commit")
-def _after_commit(session: Session) -> None:
-    for thread_id in session.info.pop(_TOUCHED, set()):
-        HUB.wake(thread_id)
-
-
-@event.listens_for(Session, "after_rollback")
-def _after_rollback(session: Session) -> None:
-    session.info.pop(_TOUCHED, None)
 
 
 class PostgresListener:

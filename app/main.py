@@ -127,7 +127,6 @@ def create_app(
     )
     app.state.settings = settings
     app.state.database = database or open_database(settings)
-    app.state.pg_writes_in_loop = settings.pg_writes_run_in_loop  # app/api/turns.py
     app.state.secret_key = settings.resolved_secret_key()
     app.state.templates = make_templates(settings)
     # Limits (app/ratelimit.py): bodies over max_request_bytes get 413 before any parsing, at

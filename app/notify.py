@@ -6,11 +6,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, insert, select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from app import delivery
-from app.db import Prepared, is_postgres
 from app.games import find_game
 from app.games.base import Game as GameImpl
 from app.games.base import State
@@ -33,9 +32,7 @@ def add_all(
     session: Session, game: Game, notices: list[tuple[int, str, str]], now: datetime
 ) -> None:
     """One notification per (user id, kind, text), and their deliveries (``delivery.queue``
-    reads the users' delivery settings). Written at once by Core statements
-    built once and run as ``Prepared`` (they ride on a move's transaction, where a flush was
-    the costliest part)."""
+    reads the users' delivery settings): one INSERT of every row, in the move's transaction."""
     if not notices:
         return
     rows: list[dict[str, Any]] = [
@@ -49,18 +46,13 @@ def add_all(
         }
         for user_id, kind, text in notices
     ]
-    if is_postgres(session):  # notifications and deliveries: one statement
-        delivery.write_notices(session, rows, now)
-        return
-    written: list[tuple[int, int]] = []
-    for row in rows:
-        ((note_id,),) = _INSERT_NOTE.run(session, row)
-        written.append((note_id, int(row["user_id"])))
-    delivery.queue(session, written, now)
-
-
-_NOTES: Table = Notification.__table__  # type: ignore[assignment]
-_INSERT_NOTE = Prepared(insert(_NOTES).returning(_NOTES.c.id))
+    written = session.execute(
+        insert(Notification).returning(
+            Notification.id, Notification.user_id, sort_by_parameter_order=True
+        ),
+        rows,
+    )
+    delivery.queue(session, [(note_id, user_id) for note_id, user_id in written], now)
 
 
 def after_save(

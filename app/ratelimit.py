@@ -8,67 +8,42 @@ retrying is let in again as soon as ``Retry-After`` says. A refusal is ``RateLim
 the app adds ``Retry-After`` to the answer (``retry_after_header`` in app/main.py).
 
 Counters run in their own short transaction, committed before the action itself, so an attempt
-that then fails (a wrong password, an invalid body) still counts. The API's post route, the
-busiest, counts without a transaction of its own (``counting_post``): on PostgreSQL each of
-its statements before the post commits as it runs; on SQLite it counts inside the post's own
-transaction, and in one of its own only when the post fails: the same counts, one commit less.
+that then fails (a wrong password, an invalid body) still counts, and a counter row is never
+held locked by a post's longer transaction.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import hashlib
 import ipaddress
 import json
-import logging
 import math
 import time
 import unicodedata
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 from fastapi import Request
 from sqlalchemy import (
-    BigInteger,
     ColumnElement,
-    Integer,
-    String,
     Table,
-    and_,
     bindparam,
-    cast,
     delete,
-    exists,
-    literal,
     literal_column,
-    null,
-    select,
-    true,
-    union_all,
     update,
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from app import accounts, i18n
+from app import i18n
 from app.config import Settings
-from app.db import (
-    Loading,
-    Prepared,
-    begin_now,
-    each_statement_commits,
-    gave_up_waiting,
-    is_postgres,
-)
 from app.errors import ServiceError
-from app.models import ApiToken, RateLimit, User
+from app.models import RateLimit, User
 
-log = logging.getLogger("bbsgm.ratelimit")
 MINUTE = 60
 HOUR = 3600
 
@@ -97,8 +72,6 @@ class Rule:
 
 
 _COUNTERS: Table = RateLimit.__table__  # type: ignore[assignment]
-_TOKENS: Table = ApiToken.__table__  # type: ignore[assignment]
-_USERS: Table = User.__table__  # type: ignore[assignment]
 _EXPIRED = delete(_COUNTERS).where(_COUNTERS.c.expires_at < bindparam("now"))
 
 
@@ -114,36 +87,32 @@ _PREVIOUS_HITS: ColumnElement[int] = literal_column(
 
 
 @functools.cache
-def _upsert(dialect: str, keys: int) -> Prepared:
-    """Count an attempt under each of ``keys`` keys in one statement, built once per dialect
-    and number of keys: each key's current counter goes up by one, or starts at 1, and
-    RETURNING gives the key, its hits and those of the window before it. (Run as a
-    ``Prepared`` statement: SQLAlchemy's own cache cannot hold a multi-row VALUES list.)
+def _upsert(dialect: str) -> Any:
+    """Count an attempt under one key: its current counter goes up by one, or starts at 1,
+    and RETURNING gives its hits and those of the window before it (one row a statement:
+    SQLAlchemy caches the compiled form of this, not of a multi-row VALUES list).
 
     The window before is the key's row whose start and end add up to twice the current
     start (a counter lives two windows: ``expires_at = window_start + 2 * window``)."""
     insert = pg_insert if dialect == "postgresql" else sqlite_insert
-    statement = insert(_COUNTERS).values(
-        [
-            {
-                "key": bindparam(f"key_{n}"),
-                "window_start": bindparam(f"start_{n}"),
-                "hits": 1,
-                "expires_at": bindparam(f"ends_{n}"),
-            }
-            for n in range(keys)
-        ]
-    )
-    return Prepared(
-        statement.on_conflict_do_update(
+    return (
+        insert(_COUNTERS)
+        .values(
+            key=bindparam("key"),
+            window_start=bindparam("start"),
+            hits=1,
+            expires_at=bindparam("ends"),
+        )
+        .on_conflict_do_update(
             index_elements=[_COUNTERS.c.key, _COUNTERS.c.window_start],
             set_={"hits": _COUNTERS.c.hits + 1},
-        ).returning(_COUNTERS.c.key, _COUNTERS.c.hits, _PREVIOUS_HITS)
+        )
+        .returning(_COUNTERS.c.hits, _PREVIOUS_HITS)
     )
 
 
 def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, int] | None:
-    """Count one attempt under every rule, in one statement (``_upsert``). Returns the first
+    """Count one attempt under every rule (``_upsert``, in key order). Returns the first
     full rule and the seconds until it has room (its attempt stays counted: the caller rolls
     back), or None.
 
@@ -155,18 +124,16 @@ def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, in
     if len({rule.key for rule in rules}) != len(rules):
         raise ValueError("one rule per key")  # one row cannot be counted twice in a statement
     starts = {rule.key: int(now // rule.window) * rule.window for rule in rules}
-    params: dict[str, object] = {}
-    for n, rule in enumerate(rules):
-        start = starts[rule.key]
-        params.update(
-            {f"key_{n}": rule.key, f"start_{n}": start, f"ends_{n}": start + 2 * rule.window}
-        )
     current: dict[str, int] = {}
     previous: dict[str, int] = {}
     if rules:
-        upsert = _upsert(session.get_bind().dialect.name, len(rules))
-        for key, hits, earlier in upsert.run(session, params):
-            current[key], previous[key] = hits, earlier or 0
+        upsert = _upsert(session.get_bind().dialect.name)
+        for rule in rules:
+            start = starts[rule.key]
+            hits, earlier = session.execute(
+                upsert, {"key": rule.key, "start": start, "ends": start + 2 * rule.window}
+            ).one()
+            current[rule.key], previous[rule.key] = hits, earlier or 0
     if 1 in current.values():
         # A key's first attempt in a window: a good moment to drop every counter that expired.
         _drop_expired(session, now)
@@ -198,16 +165,8 @@ def hit(session: Session, key: str, limit: int, window: int, now: float) -> int 
 
 
 def _drop_expired(session: Session, now: float) -> None:
-    """Deletes every counter that expired. Best effort in the event loop, whose statements
-    give up waiting for a lock (app/api/turns.py; there each statement commits as it runs, so
-    one given up leaves nothing behind): another process dropping the same rows at the same
-    moment must not send an attempt already counted to a worker thread to be counted again."""
-    try:
-        session.connection().execute(_EXPIRED, {"now": int(now)})
-    except Exception as error:
-        if not gave_up_waiting(error):
-            raise
-        log.info("expired counters left for the next attempt: %s", error)
+    """Deletes every counter that expired."""
+    session.execute(_EXPIRED, {"now": int(now)})
 
 
 def _take_back(session: Session, rules: Sequence[Rule], now: float) -> None:
@@ -324,207 +283,6 @@ def _refuse(session: Session, request: Request, rule: Rule, wait: int) -> NoRetu
 def check_post(session: Session, request: Request, user: User) -> None:
     """Posts, new threads, new games, sealed commands and previews: per account and address."""
     enforce(session, request, _post_rules(request, user))
-
-
-_COUNTED = "bbsgm.post_counted"  # the request's attempt is counted (committed already)
-
-
-@contextlib.contextmanager
-def counting_post(
-    session: Session,
-    request: Request,
-    signed_in: Callable[[], User],
-    *,
-    token: str | None = None,
-    in_loop: bool = False,
-) -> Iterator[User]:
-    """``check_post`` for the busiest route, without a transaction of its own. ``signed_in``
-    looks the client's token up (raising if there is none); the block gets its user.
-
-    - PostgreSQL: the token is read and the attempt counted before the post's transaction,
-      by one statement (``_signed_in_and_counted``, given the ``token``; ``signed_in`` then
-      only answers a token that signs nobody in), committing as it runs
-      (``app.db.each_statement_commits``): counted
-      inside the post, the counter row of a client address — one row for every post from it —
-      stayed locked until the post committed, and posts from one address queued on it. A
-      full counter takes the attempt back and answers 429 before any work; a post that fails
-      afterwards stays counted, as an attempt. A post done again (a write in the event loop
-      that gave up waiting for a lock, app/api/turns.py) is not counted again.
-    - SQLite runs one transaction at a time anyway: the attempt is counted first, inside the
-      post's transaction, and a full counter answers 429 before any work (nothing counted,
-      as in ``enforce``). If the post fails (a 4xx, or anything else), its transaction is
-      rolled back and the attempt is counted in a short one of its own — answered 429
-      instead, if that is full. ``in_loop``: the post runs in the event loop
-      (``app.db.begin_now``), which may never wait for the write lock — a worker thread that
-      holds it may be waiting for the event loop. The failed attempt is counted there only if
-      the lock is free that instant, else in a worker thread after the answer (which is then
-      the post's own error, never 429).
-    """
-    if is_postgres(session):
-        done = request.scope.get(_COUNTED)
-        if done is not None:  # done again in a worker thread (app/api/turns.py)
-            if done:  # refused the first time: refused again, nothing counted again
-                _refuse(session, request, *done)
-            yield signed_in()
-            return
-        with each_statement_commits(session):
-            now = time.time()
-            counted = _signed_in_and_counted(session, request, token, now) if token else None
-            if counted is not None:
-                user, rules, refused = counted
-            else:
-                user = signed_in()
-                rules = _active(request, _post_rules(request, user))
-                refused = count(session, rules, now) if rules else None
-            # Counted (committed): a post done again must not count it twice, even if what
-            # follows gives up in the event loop.
-            request.scope[_COUNTED] = refused or ()
-            if refused is not None:
-                _take_back(session, rules, now)
-        if refused is not None:  # after the block: the rollback gives the connection back
-            _refuse(session, request, *refused)
-        yield user
-        return
-    user = signed_in()
-    rules = _post_rules(request, user)
-    _count_or_refuse(session, request, rules, commit=False)
-    try:
-        yield user
-    except RateLimited:
-        raise
-    except Exception:
-        session.rollback()
-        try:
-            if not in_loop or begin_now(session):
-                enforce(session, request, rules)
-            else:
-                _count_later(request, rules)
-        except RateLimited:
-            raise
-        except Exception:  # the post's own error is the one to answer with
-            log.warning("could not count a failed post", exc_info=True)
-        raise
-
-
-def _signed_in_and_counted(
-    session: Session, request: Request, token: str, now: float
-) -> tuple[User, list[Rule], tuple[Rule, int] | None] | None:
-    """PostgreSQL: the user a bearer ``token`` signs in, with the post's attempt counted under
-    their rules (``count``'s upsert, the account's key made from the token's user), by one
-    statement: the token's read and the count were two round trips before every post
-    (docs/benchmarks.md, round 17). Returns the user, the rules counted and ``count``'s answer;
-    None if the token signs nobody in (unknown, expired or no token at all), and then nothing
-    is counted."""
-    digest = accounts.token_digest(token)
-    if digest is None:
-        return None
-    shapes = _post_rules(request, None)
-    active = {rule.key for rule in _active(request, shapes)}
-    address, account = (rule.key in active for rule in shapes)
-    params: dict[str, Any] = {
-        "token_hash": digest,
-        "kind": "api",
-        "now_at": datetime.fromtimestamp(now, UTC),
-        "address_key": shapes[0].key,
-    }
-    for name, rule in zip(("address", "account"), shapes, strict=True):
-        start = int(now // rule.window) * rule.window
-        params |= {f"{name}_start": start, f"{name}_ends": start + 2 * rule.window}
-    rows = _sign_in_and_count(address, account).load(session, params)
-    if not rows:
-        return None
-    user: User = rows[0][0]
-    current: dict[str, int] = {}
-    previous: dict[str, int] = {}
-    for _user, (key, hits, earlier) in rows:
-        if key is not None:
-            current[key], previous[key] = hits, earlier or 0
-    rules = _active(request, _post_rules(request, user))
-    if {rule.key for rule in rules} != current.keys():  # the statement counts what the rules say
-        raise RuntimeError(f"counted {sorted(current)} for the rules {[r.key for r in rules]}")
-    if 1 in current.values():  # as ``count``: a key's first attempt in a window
-        _drop_expired(session, now)
-    for rule in rules:
-        start = int(now // rule.window) * rule.window
-        wait = _wait_if_over(rule, previous[rule.key], current[rule.key], now - start)
-        if wait is not None:
-            return user, rules, (rule, wait)
-    return user, rules, None
-
-
-@functools.cache
-def _sign_in_and_count(address: bool, account: bool) -> Loading:
-    """The token's user (``accounts._TOKEN``'s columns, the token unexpired) and, in a
-    data-modifying WITH, ``_upsert``'s count of the attempt under the address's key and the
-    account's (``post:user:<id>``, from the token's row), those of them that are limited, in
-    key order, only if the token signs somebody in: one row per key counted (none counted:
-    one row), each with the key, its hits and those of the window before."""
-    tokens, users = _TOKENS, _USERS
-    token_row = and_(
-        tokens.c.token_hash == bindparam("token_hash"),
-        tokens.c.kind == bindparam("kind"),
-        tokens.c.expires_at > bindparam("now_at", type_=tokens.c.expires_at.type),
-    )
-    parts = []
-    if address:
-        parts.append(
-            select(
-                bindparam("address_key", type_=String()).label("key"),
-                bindparam("address_start", type_=BigInteger()).label("start"),
-                bindparam("address_ends", type_=BigInteger()).label("ends"),
-            ).where(exists().where(token_row))
-        )
-    if account:
-        parts.append(
-            select(
-                (literal("post:user:", String()) + cast(tokens.c.user_id, String())).label("key"),
-                bindparam("account_start", type_=BigInteger()).label("start"),
-                bindparam("account_ends", type_=BigInteger()).label("ends"),
-            ).where(token_row)
-        )
-    found = select(*users.c).join(tokens, tokens.c.user_id == users.c.id).where(token_row)
-    if not parts:
-        keys = [null(), null(), null()]
-        return Loading(User, found.add_columns(*keys), refresh=False)
-    wanted = (union_all(*parts) if len(parts) > 1 else parts[0]).subquery("wanted")
-    counted = (
-        pg_insert(_COUNTERS)
-        .from_select(
-            ["key", "window_start", "hits", "expires_at"],
-            select(wanted.c.key, wanted.c.start, literal(1, Integer()), wanted.c.ends).order_by(
-                wanted.c.key
-            ),
-        )
-        .on_conflict_do_update(
-            index_elements=[_COUNTERS.c.key, _COUNTERS.c.window_start],
-            set_={"hits": _COUNTERS.c.hits + 1},
-        )
-        .returning(_COUNTERS.c.key, _COUNTERS.c.hits, _PREVIOUS_HITS.label("earlier"))
-        .cte("counted")
-    )
-    statement = (
-        select(*users.c, counted.c.key, counted.c.hits, counted.c.earlier)
-        .select_from(users.join(tokens, tokens.c.user_id == users.c.id).outerjoin(counted, true()))
-        .where(token_row)
-        .order_by(counted.c.key)
-    )
-    return Loading(User, statement, refresh=False)
-
-
-def _count_later(request: Request, rules: list[Rule]) -> None:
-    """Count an attempt in a worker thread, from the event loop, without waiting for it."""
-    database = request.app.state.database
-
-    def count_it() -> None:
-        with database.session() as session:
-            try:
-                enforce(session, request, rules)
-            except RateLimited:
-                pass  # counted; the post was answered with its own error
-            except Exception:
-                log.warning("could not count a failed post", exc_info=True)
-
-    asyncio.get_running_loop().run_in_executor(None, count_it)
 
 
 def _active(request: Request, rules: Sequence[Rule]) -> list[Rule]:

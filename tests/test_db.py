@@ -1,27 +1,21 @@
-"""`app.db.Prepared`: a Core statement compiled once and run on the session's DBAPI connection
-(docs/benchmarks.md, round 4) stores what SQLAlchemy's own execution would, in the session's
-transaction; `app.db.Loading` (round 5) reads rows into the session as the ORM would;
-`app.db.begin_now` (round 6) begins a SQLite transaction only if it need not wait."""
+"""`app.db`: the JSON columns, SQLite's write lock, read sessions and checkpoints, and the
+PostgreSQL pool's handling of a server that went away."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Text, bindparam, func, insert, select, text, update
-from sqlalchemy import inspect as inspect_object
+from sqlalchemy import Text, select, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from app import db as db_module
-from app.db import BUSY_SECONDS, ROWS_IN_ONE, Database, Loading, Prepared, begin_now
+from app.db import BUSY_SECONDS, Database
 from app.forum import service as forum
-from app.gm import service as gm
-from app.models import Game, GamePlayer, Post, Thread, User
-from tests.conftest import unique_name
+from app.models import Post, Thread, User
 
 _THREADS = Thread.__table__
 _POSTS = Post.__table__
@@ -31,251 +25,6 @@ def _thread(session: Session, user: User) -> Thread:
     board = forum.get_board(session, "chat")
     thread, _post = forum.create_thread(session, board, user, "題", "一", "secret")
     return thread
-
-
-def test_values_go_through_the_column_types(session: Session, user: User) -> None:
-    """A datetime, a JSON value and JSON's "nothing" (SQL NULL) read back through the ORM as
-    they went in."""
-    thread = _thread(session, user)
-    when = datetime(2026, 11, 23, 12, 34, 56, 789000, tzinfo=UTC)
-    statement = Prepared(insert(_POSTS).returning(_POSTS.c.id))
-    values = {
-        "thread_id": thread.id,
-        "number": 2,
-        "author_id": user.id,
-        "author_name": user.name,
-        "daily_id": "abcdefgh",
-        "body": "本文",
-        "kind": "talk",
-        "created_at": when,
-        "reply_to": None,
-        "reply_ok": False,
-        "reply_error": {"line": 1, "why": "理由"},
-        "hidden_at": None,
-        "hidden_by": None,
-    }
-    ((first,),) = statement.run(session, values)
-    ((second,),) = statement.run(session, {**values, "number": 3, "reply_error": None})
-    session.expire_all()
-    stored = session.get(Post, first)
-    assert stored is not None
-    assert stored.created_at.replace(tzinfo=UTC) == when
-    assert stored.reply_error == {"line": 1, "why": "理由"} and stored.reply_ok is False
-    assert session.scalar(select(_POSTS.c.reply_error.is_(None)).where(_POSTS.c.id == second))
-
-
-@pytest.mark.parametrize("count", [2, ROWS_IN_ONE, ROWS_IN_ONE + 3])
-def test_run_many_writes_every_row_through_the_column_types(
-    session: Session, user: User, count: int
-) -> None:
-    """Several rows at once (one VALUES list on PostgreSQL up to ROWS_IN_ONE rows, else one
-    execution per row): each row stored with its own values, its datetime and JSON through
-    the column types, JSON's "nothing" as SQL NULL; the form for a count is compiled once."""
-    thread = _thread(session, user)
-    when = datetime(2026, 11, 23, 12, 34, 56, 789000, tzinfo=UTC)
-    statement = Prepared(insert(_POSTS))
-    rows = [
-        {
-            "thread_id": thread.id,
-            "number": 2 + i,
-            "author_id": user.id if i % 2 else None,
-            "author_name": f"名{i}",
-            "daily_id": "abcdefgh",
-            "body": f"本文{i}",
-            "kind": "talk",
-            "created_at": when,
-            "reply_to": i,
-            "reply_ok": bool(i % 2),
-            "reply_error": {"line": i} if i % 2 else None,
-            "hidden_at": None,
-            "hidden_by": None,
-        }
-        for i in range(count)
-    ]
-    statement.run_many(session, rows)
-    compiled = Prepared.compilations
-    statement.run_many(session, [{**row, "number": row["number"] + 100} for row in rows])
-    assert Prepared.compilations == compiled
-    session.expire_all()
-    stored = list(session.scalars(select(Post).where(Post.thread_id == thread.id, Post.number > 1)))
-    assert len(stored) == 2 * count
-    for post in stored:
-        i = post.reply_to
-        assert post.number in (2 + i, 102 + i) and post.body == f"本文{i}"
-        assert post.author_id == (user.id if i % 2 else None) and post.reply_ok is bool(i % 2)
-        assert post.reply_error == ({"line": i} if i % 2 else None)
-        assert post.created_at.replace(tzinfo=UTC) == when
-    assert session.scalar(
-        select(func.count()).where(
-            _POSTS.c.thread_id == thread.id, _POSTS.c.number > 1, _POSTS.c.reply_error.is_(None)
-        )
-    ) == 2 * (count - count // 2)
-
-
-def test_literals_in_the_statement_are_sent_and_rows_come_back(
-    session: Session, user: User
-) -> None:
-    thread = _thread(session, user)
-    statement = Prepared(
-        update(_THREADS)
-        .where(_THREADS.c.id == bindparam("thread_id"))
-        .values(post_count=_THREADS.c.post_count + 10)
-        .returning(_THREADS.c.post_count)
-    )
-    assert [tuple(r) for r in statement.run(session, {"thread_id": thread.id})] == [(11,)]
-    assert statement.run(session, {"thread_id": -1}) == []
-
-
-def test_it_runs_in_the_session_transaction(session: Session, user: User) -> None:
-    thread = _thread(session, user)
-    statement = Prepared(update(_THREADS).where(_THREADS.c.id == bindparam("thread_id")))
-    savepoint = session.begin_nested()
-    statement.run(session, {"thread_id": thread.id, "title": "変えた"})
-    assert session.scalar(select(_THREADS.c.title).where(_THREADS.c.id == thread.id)) == "変えた"
-    savepoint.rollback()
-    assert session.scalar(select(_THREADS.c.title).where(_THREADS.c.id == thread.id)) == "題"
-
-
-def test_one_form_per_set_of_names(session: Session, user: User) -> None:
-    thread = _thread(session, user)
-    statement = Prepared(update(_THREADS).where(_THREADS.c.id == bindparam("thread_id")))
-    before = Prepared.compilations
-    for title in ("一", "二"):
-        statement.run(session, {"thread_id": thread.id, "title": title})
-    statement.run(session, {"thread_id": thread.id, "title": "三", "post_count": 5})
-    assert Prepared.compilations == before + 2
-
-
-def test_each_form_runs_on_a_cursor_of_its_own_kept_with_the_connection(
-    session: Session, user: User, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A psycopg cursor makes its transformer (the parameters' dumpers, the columns' loaders)
-    again whenever it runs a statement other than its last: each form keeps a cursor of its
-    own on the connection (docs/benchmarks.md, round 16), made again for a new driver
-    connection."""
-    thread = _thread(session, user)
-    title = Prepared(select(_THREADS.c.title).where(_THREADS.c.id == bindparam("thread_id")))
-    count = Prepared(select(_THREADS.c.post_count).where(_THREADS.c.id == bindparam("thread_id")))
-    used: list[object] = []
-    real = db_module._cursor
-
-    def recorded(connection: object, form: object) -> object:
-        used.append(real(connection, form))
-        return used[-1]
-
-    monkeypatch.setattr(db_module, "_cursor", recorded)
-    for statement in (title, count, title, count):
-        assert statement.fetch(session, {"thread_id": thread.id})
-    assert used[0] is used[2] and used[1] is used[3] and used[0] is not used[1]
-    pooled = session.connection().connection
-    driver, cursors = pooled.info[db_module._CURSORS]
-    pooled.info[db_module._CURSORS] = (object(), cursors)  # as if the connection were new
-    assert title.fetch(session, {"thread_id": thread.id}) == [("題",)]
-    assert used[-1] is not used[0]
-    assert pooled.info[db_module._CURSORS][0] is driver
-
-
-def test_a_missing_parameter_is_an_error_not_a_default(session: Session, user: User) -> None:
-    """Python-side defaults are not applied: every column an INSERT names must be given."""
-    statement = Prepared(
-        update(_THREADS)
-        .where(_THREADS.c.id == bindparam("thread_id"))
-        .values(title=bindparam("title"))
-    )
-    with pytest.raises(KeyError):
-        statement.run(session, {"title": unique_name()})
-
-
-_GAMES = Game.__table__
-_SEATS = GamePlayer.__table__
-_GAME_BY_ID = select(*_GAMES.c).where(_GAMES.c.id == bindparam("game_id"))
-
-
-def _game(session: Session, user: User) -> Game:
-    game = gm.create_game(session, user, "eitsuku", "題", {}, "secret")
-    session.commit()
-    return game
-
-
-def test_loaded_rows_are_objects_as_the_orm_loads_them(session: Session, user: User) -> None:
-    """Every column with its Python type (datetime, JSON, bool), in the identity map, nothing
-    to flush; a relationship loads when read; a change is flushed."""
-    made = _game(session, user)
-    game_id, thread_id = made.id, made.thread_id
-    session.expunge_all()
-    loading = Loading(Game, _GAME_BY_ID, refresh=True)
-    ((game, extra),) = loading.load(session, {"game_id": game_id})
-    assert extra == ()
-    expected = session.execute(select(*_GAMES.c).where(_GAMES.c.id == game_id)).one()._mapping
-    for column in _GAMES.c:
-        assert getattr(game, column.key) == expected[column], column.key
-    assert isinstance(game.created_at, datetime) and isinstance(game.options, dict)
-    assert game.paused is False and game.kind == "eitsuku"
-    state = inspect_object(game)
-    assert state.persistent and not state.modified and game not in session.dirty
-    assert session.get(Game, game_id) is game
-    assert game.thread.id == thread_id and game.gm is session.get(User, user.id)  # lazy loads
-    assert loading.load(session, {"game_id": -1}) == []
-    game.title = "変えた"  # tracked as the ORM's own objects are: flushed as an UPDATE
-    assert game in session.dirty
-    session.flush()
-    stored = session.execute(select(_GAMES.c.title).where(_GAMES.c.id == game_id)).scalar_one()
-    assert stored == "変えた" and not inspect_object(game).modified
-
-
-def test_an_object_in_the_session_is_returned_refreshed_or_untouched(
-    session: Session, user: User
-) -> None:
-    game = _game(session, user)
-    session.execute(update(_GAMES).where(_GAMES.c.id == game.id).values(title="変わった"))
-    untouched = Loading(Game, _GAME_BY_ID, refresh=False).load(session, {"game_id": game.id})
-    assert untouched[0][0] is game and game.title == "題"
-    refreshed = Loading(Game, _GAME_BY_ID, refresh=True).load(session, {"game_id": game.id})
-    assert refreshed[0][0] is game and game.title == "変わった"
-    assert not inspect_object(game).modified
-
-
-def test_pending_changes_are_flushed_first_and_extra_columns_follow(
-    session: Session, user: User
-) -> None:
-    game = _game(session, user)
-    session.add(GamePlayer(game_id=game.id, seat=1, user_id=user.id, name=user.name))
-    seats = Loading(
-        GamePlayer,
-        select(*_SEATS.c, _GAMES.c.title)
-        .join(_GAMES, _GAMES.c.id == _SEATS.c.game_id)
-        .where(_SEATS.c.game_id == bindparam("game_id")),
-        refresh=False,
-    ).load(session, {"game_id": game.id})
-    assert [(seat.name, extra) for seat, extra in seats] == [(user.name, ("題",))]
-
-
-def test_a_deferred_column_is_left_out_and_read_when_first_used(
-    session: Session, user: User
-) -> None:
-    """The game's options (the post path's lock_game defers them): not in the SELECT, not in
-    the loaded object, read by one SELECT of their own when used, and nothing to flush."""
-    made = _game(session, user)
-    game_id, options = made.id, dict(made.options)
-    session.expunge_all()
-    without = select(*(c for c in _GAMES.c if c.name != "options"))
-    loading = Loading(
-        Game, without.where(_GAMES.c.id == bindparam("game_id")), refresh=True, deferred=["options"]
-    )
-    ((game, _),) = loading.load(session, {"game_id": game_id})
-    assert "options" not in game.__dict__ and game.title == "題"
-    assert "options" in inspect_object(game).expired_attributes
-    assert game.options == options and "options" in game.__dict__
-    assert not inspect_object(game).modified
-    with pytest.raises(ValueError):  # deferred, yet selected
-        Loading(Game, _GAME_BY_ID, refresh=True, deferred=["options"])
-
-
-def test_a_statement_without_every_column_first_is_refused() -> None:
-    with pytest.raises(ValueError):
-        Loading(Game, select(_GAMES.c.id, _GAMES.c.title), refresh=True)
-    with pytest.raises(ValueError):
-        Loading(Game, select(_GAMES.c.title, *_GAMES.c), refresh=True)
 
 
 def test_json_columns_keep_their_values_and_store_text_as_utf8(
@@ -327,66 +76,6 @@ def _write_lock_of(database: Database) -> object:
 def _busy_timeout(database: Database) -> int:
     with database.session() as session:
         return int(session.scalar(text("PRAGMA busy_timeout")))
-
-
-def test_begin_now_takes_the_write_lock_of_a_free_database(
-    sqlite_file: tuple[Database, Path],
-) -> None:
-    database, _ = sqlite_file
-    lock = _write_lock_of(database)
-    with database.session() as session:
-        assert begin_now(session)
-        assert lock.locked()  # type: ignore[attr-defined]
-        session.execute(text("INSERT INTO notes VALUES ('今')"))
-        session.commit()
-        assert not lock.locked()  # type: ignore[attr-defined]
-    with database.session() as session:
-        assert session.scalars(text("SELECT body FROM notes")).all() == ["今"]
-    assert _busy_timeout(database) == BUSY_SECONDS * 1000
-
-
-def test_begin_now_does_not_wait_for_a_transaction_of_this_process(
-    sqlite_file: tuple[Database, Path],
-) -> None:
-    """Another thread's transaction holds the process's write lock: False at once, nothing
-    begun; the session can still be used, waiting its turn as usual."""
-    database, _ = sqlite_file
-    holder = Database(database.url)  # another engine on the file shares the process's lock
-    try:
-        with holder.engine.connect() as held:
-            held.begin()
-            held.exec_driver_sql("SELECT 1")
-            with database.session() as session:
-                assert not begin_now(session)
-                assert not session.in_transaction()
-            held.rollback()
-        with database.session() as session:
-            session.execute(text("INSERT INTO notes VALUES ('後')"))
-            session.commit()
-    finally:
-        holder.dispose()
-    assert _busy_timeout(database) == BUSY_SECONDS * 1000
-
-
-def test_begin_now_does_not_wait_for_another_process(sqlite_file: tuple[Database, Path]) -> None:
-    """Another process (``bbsgm tick``, say) holds SQLite's own lock: False at once instead of
-    SQLite's busy wait, this process's lock given back, the busy timeout as it was."""
-    database, path = sqlite_file
-    lock = _write_lock_of(database)
-    other = sqlite3.connect(path, isolation_level=None)
-    try:
-        other.execute("BEGIN IMMEDIATE")
-        with database.session() as session:
-            assert not begin_now(session)
-        assert not lock.locked()  # type: ignore[attr-defined]
-        other.execute("ROLLBACK")
-        with database.session() as session:
-            assert begin_now(session)
-            session.execute(text("INSERT INTO notes VALUES ('次')"))
-            session.commit()
-    finally:
-        other.close()
-    assert _busy_timeout(database) == BUSY_SECONDS * 1000
 
 
 def test_read_session_reads_while_this_process_writes(sqlite_file: tuple[Database, Path]) -> None:

@@ -11,14 +11,11 @@ its own accounts, so counters never meet.
 from __future__ import annotations
 
 import asyncio
-import functools
 import random
 import re
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
@@ -32,10 +29,8 @@ from sqlalchemy.orm import Session
 
 from app import accounts, i18n, ratelimit
 from app import db as app_db
-from app.api import turns
 from app.config import Settings
 from app.db import Database
-from app.errors import NotFound
 from app.main import _unavailable, open_database
 from app.models import ApiToken, Game, RateLimit, SealedCommand, User, utcnow
 from app.ratelimit import (
@@ -43,7 +38,6 @@ from app.ratelimit import (
     RateLimited,
     Rule,
     count,
-    counting_post,
     hit,
     in_flight_limit,
     retry_after,
@@ -600,8 +594,8 @@ def test_expired_counters_are_deleted(session: Session) -> None:
 
 
 def _post_request(settings: Settings, host: str) -> Any:
-    """What ``counting_post`` reads of a request: the settings, the client's address and the
-    request's scope."""
+    """What ``check_post`` reads of a request: the settings, the client's address and the
+    request's state."""
     return SimpleNamespace(
         app=SimpleNamespace(state=SimpleNamespace(settings=settings)),
         client=SimpleNamespace(host=host),
@@ -616,30 +610,24 @@ def _counts(database: Database, keys: list[str]) -> dict[str, int]:
         return {key: hits for key, hits in rows}
 
 
-@pytest.mark.parametrize("by_token", [True, False])
 def test_a_post_holds_no_counter_row_until_it_commits(
-    database: Database, settings: Settings, by_token: bool
+    database: Database, settings: Settings
 ) -> None:
-    """PostgreSQL: the API's post route counts the attempt before the post's transaction, each
-    statement committing as it runs, so the counter row of the client's address (shared by every
-    post from it) is not held while the post is written and committed — another count of the
-    same keys meanwhile does not wait. Counted inside the post, it waited for the commit.
-    ``by_token``: the route's way, the token read and the attempt counted by one statement
-    (round 17); else the user is looked up first and counted after."""
+    """PostgreSQL: a post's attempt is counted in a short transaction of its own, committed
+    before the post's, so the counter row of the client's address (shared by every post from
+    it) is not held while the post is written — another count of the same keys meanwhile does
+    not wait."""
     if database.is_sqlite:
         pytest.skip("SQLite has one write lock for everything")
     limits = settings.model_copy(update={"rate_limits": True})
     request = _post_request(limits, f"192.0.2.{random.randint(1, 254)}")
     with database.session() as session:
         user = accounts.register(session, unique_name(), "password123")
-        token = accounts.issue_token(session, user, "api") if by_token else None
         session.commit()
     keys = sorted([f"post:user:{user.id}", f"post:addr:{request.client.host}"])
     with database.session() as session:
-        signed_in = functools.partial(_no_lookup if by_token else session.get, User, user.id)
-        with counting_post(session, request, signed_in, token=token) as got:
-            assert got.id == user.id
-            session.execute(select(RateLimit.key).limit(1))  # the post's own transaction
+        ratelimit.check_post(session, request, user)
+        session.execute(select(RateLimit.key).limit(1))  # the post's own transaction
         assert _counts(database, keys) == dict.fromkeys(keys, 1)  # counted, committed
         with database.session() as meanwhile:
             meanwhile.execute(text("SET LOCAL lock_timeout = '2s'"))
@@ -650,95 +638,28 @@ def test_a_post_holds_no_counter_row_until_it_commits(
     assert _counts(database, keys) == dict.fromkeys(keys, 2)
 
 
-def _no_lookup(*_args: object) -> User:
-    raise AssertionError("the token's statement signs the user in")
-
-
-@pytest.mark.parametrize("by_token", [True, False])
 def test_a_full_counter_refuses_a_post_before_its_transaction_and_takes_it_back(
-    database: Database, settings: Settings, by_token: bool
+    database: Database, settings: Settings
 ) -> None:
     limits = settings.model_copy(update={"rate_limits": True, "posts_per_minute_per_account": 2})
     host = f"198.51.100.{random.randint(1, 254)}"
     with database.session() as session:
         user = accounts.register(session, unique_name(), "password123")
-        token = accounts.issue_token(session, user, "api") if by_token else None
         session.commit()
     key = f"post:user:{user.id}"
-    postgres = not database.is_sqlite
     for _ in range(2):  # each post its own request
         with database.session() as session:
-            lookup = _no_lookup if by_token and postgres else session.get
-            signed_in = functools.partial(lookup, User, user.id)
-            with counting_post(session, _post_request(limits, host), signed_in, token=token):
-                pass
+            ratelimit.check_post(session, _post_request(limits, host), user)
             session.commit()
     request = _post_request(limits, host)
     with database.session() as session:
-        lookup = _no_lookup if by_token and postgres else session.get
-        with (
-            pytest.raises(RateLimited),
-            counting_post(session, request, functools.partial(lookup, User, user.id), token=token),
-        ):
-            raise AssertionError("refused before the post")
+        with pytest.raises(RateLimited):
+            ratelimit.check_post(session, request, user)
         assert request.state.retry_after >= 1
         # The session is usable again, in a transaction of its own.
         assert session.get(User, user.id) is not None
         session.rollback()
     assert _counts(database, [key]) == {key: 2}
-
-
-def test_a_failed_post_in_the_event_loop_never_waits_to_count_its_attempt(
-    database: Database, settings: Settings
-) -> None:
-    """SQLite, a post done in the event loop (``in_loop``) that fails: its attempt is counted
-    after the rollback, but the event loop may not wait for the write lock — a worker thread
-    holding it may be waiting for the event loop (docs/security.md). With the lock taken by
-    another transaction at that instant, the post's error comes back at once and the attempt
-    is counted in a worker thread once the lock is free."""
-    if not database.is_sqlite:
-        pytest.skip("the write lock is SQLite's")
-    limits = settings.model_copy(update={"rate_limits": True})
-    request = _post_request(limits, f"203.0.113.{random.randint(1, 254)}")
-    request.app.state.database = database
-    with database.session() as session:
-        user = accounts.register(session, unique_name(), "password123")
-        session.commit()
-    key = f"post:user:{user.id}"
-    held, release, timed_out = threading.Event(), threading.Event(), threading.Event()
-
-    def hold_the_lock() -> None:
-        with database.engine.connect() as other:
-            other.begin()  # BEGIN IMMEDIATE: the process's write lock
-            other.exec_driver_sql("SELECT 1")
-            held.set()
-            if not release.wait(10):
-                timed_out.set()
-            other.rollback()
-
-    def lock_taken_meanwhile(session: Session) -> None:  # between the rollback and the count
-        if not held.is_set():
-            threading.Thread(target=hold_the_lock, daemon=True).start()
-            assert held.wait(10)
-
-    async def in_the_event_loop() -> None:
-        with database.session() as session:
-            assert app_db.begin_now(session)
-            event.listen(session, "after_rollback", lock_taken_meanwhile)
-            with (
-                pytest.raises(NotFound),
-                counting_post(session, request, lambda: session.get(User, user.id), in_loop=True),
-            ):
-                raise NotFound("スレッド 9 はありません。")
-        assert held.is_set() and not release.is_set()  # answered while the lock was held
-        release.set()
-        deadline = time.monotonic() + 30
-        while _counts(database, [key]) != {key: 1} and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
-
-    asyncio.run(in_the_event_loop())
-    assert not timed_out.is_set()
-    assert _counts(database, [key]) == {key: 1}
 
 
 def test_a_post_that_waits_too_long_for_the_write_lock_is_503_and_stores_nothing(
@@ -766,53 +687,6 @@ def test_a_post_that_waits_too_long_for_the_write_lock_is_503_and_stores_nothing
     monkeypatch.undo()
     after = poster.post(f"/api/threads/{thread_id}/posts", {"body": "通った"})
     assert after.status_code == 201 and after.json()["post"]["number"] == 2, after.text
-
-
-def test_a_post_runs_in_the_event_loop_only_when_the_write_lock_is_free(
-    client: httpx.Client, database: Database, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """SQLite (app/api/turns.py, docs/benchmarks.md rounds 6 and 10): a post that finds the
-    write lock free is done in the event loop; one that finds it held waits in line, asking
-    again, then in a worker thread, and the server goes on answering other requests meanwhile.
-    Posts that came while the lock was held are stored when it is given back, in the order
-    they came, with the next numbers."""
-    if database.engine.dialect.name != "sqlite":
-        pytest.skip("the write lock is SQLite's")
-    began: list[bool] = []
-
-    def spy(session: Session) -> bool:
-        began.append(app_db.begin_now(session))
-        return began[-1]
-
-    monkeypatch.setattr(turns, "begin_now", spy)
-    poster = api_user(client)
-    made = poster.post("/api/boards/chat/threads", {"title": "順番", "body": "一"}).json()
-    thread_id = made["id"]
-    first = poster.post(f"/api/threads/{thread_id}/posts", {"body": "空いていた"})
-    assert first.status_code == 201 and began == [True], first.text
-    with database.engine.connect() as holder, ThreadPoolExecutor(2) as pool:
-        holder.begin()  # BEGIN IMMEDIATE: this process's write lock, held
-        holder.exec_driver_sql("SELECT 1")
-        waiting = pool.submit(poster.post, f"/api/threads/{thread_id}/posts", {"body": "待った"})
-        deadline = time.monotonic() + 30
-        while len(began) < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert began[:3] == [True, False, False]  # asked again, not handed to a thread
-        time.sleep(0.3)  # past the asking: the first in line now waits in a worker thread
-        asked = len(began)
-        other = client.get("/static/favicon.svg")  # the event loop is free
-        assert other.status_code == 200 and not waiting.done()
-        # The server lets two requests in at once on SQLite (ratelimit.in_flight_limit): a
-        # second post now waits in line behind the first, without asking for the lock.
-        behind = pool.submit(poster.post, f"/api/threads/{thread_id}/posts", {"body": "後から"})
-        time.sleep(0.2)
-        assert len(began) == asked and not behind.done()
-        holder.rollback()
-        second = waiting.result(timeout=30)
-        third = behind.result(timeout=30)
-    assert second.status_code == 201 and second.json()["post"]["number"] == 3, second.text
-    assert third.status_code == 201 and third.json()["post"]["number"] == 4, third.text
-    assert True not in began[1:-1] and began[-1] is True  # the one behind, once free
 
 
 def test_only_a_lock_wait_or_a_lost_connection_counts_as_the_database_not_answering() -> None:
@@ -843,60 +717,3 @@ def test_the_pool_keeps_a_connection_for_every_request_let_in(settings: Settings
         assert len(opened) - before == 0 and len(opened) == 12
     finally:
         database.dispose()
-
-
-@pytest.mark.parametrize("refused", [False, True])
-def test_a_post_done_again_in_a_thread_is_not_counted_again(
-    database: Database, settings: Settings, refused: bool
-) -> None:
-    """PostgreSQL: a post written in the event loop that gave up waiting (app/api/turns.py) is
-    done again in a worker thread with the same request. Its attempt was counted the first
-    time, so the second only signs in — or, if the first was refused, refuses again — and
-    counts nothing."""
-    if database.is_sqlite:
-        pytest.skip("SQLite counts inside the post's own transaction")
-    limits = settings.model_copy(
-        update={"rate_limits": True, "posts_per_minute_per_account": 1 if refused else 100}
-    )
-    host = f"192.0.2.{random.randint(1, 254)}"
-    with database.session() as session:
-        user = accounts.register(session, unique_name(), "password123")
-        session.commit()
-    key = f"post:user:{user.id}"
-    if refused:  # the one attempt of the minute, before
-        with database.session() as session:
-            with counting_post(session, _post_request(limits, host), lambda: user):
-                pass
-            session.commit()
-    request = _post_request(limits, host)
-    for attempt in range(2):  # the first try, then the try again with the same request
-        with database.session() as session:
-            signed_in = functools.partial(session.get, User, user.id)
-            if refused:
-                with pytest.raises(RateLimited), counting_post(session, request, signed_in):
-                    raise AssertionError("refused before the post")
-            else:
-                with counting_post(session, request, signed_in) as got:
-                    assert got.id == user.id
-                session.rollback() if attempt == 0 else session.commit()
-    assert _counts(database, [key]) == {key: 1}
-
-
-def test_dropping_expired_counters_is_left_for_later_when_it_would_wait(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """In the event loop a statement gives up waiting for a lock; dropping the expired counters
-    (done after an attempt is counted) then waits for the next attempt instead of sending a
-    counted post to be counted again. Any other error still surfaces."""
-
-    def failing(error: Exception) -> Any:
-        def execute(*_args: object) -> None:
-            raise error
-
-        connection = SimpleNamespace(execute=execute)
-        return SimpleNamespace(connection=lambda: connection)
-
-    lock_wait = psycopg.errors.LockNotAvailable("canceling statement due to lock timeout")
-    ratelimit._drop_expired(failing(lock_wait), time.time())
-    with pytest.raises(ZeroDivisionError):
-        ratelimit._drop_expired(failing(ZeroDivisionError()), time.time())

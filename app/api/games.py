@@ -9,10 +9,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
-from sqlalchemy.orm import Session
 
 from app import ratelimit
-from app.api import turns
 from app.api.schemas import ERROR_RESPONSES, PostOut, PostResult, ReplyOut, ValidationIssue
 from app.archive import listing, records
 from app.errors import Invalid
@@ -20,7 +18,7 @@ from app.games import all_games
 from app.gm import pictures, replay
 from app.gm import service as gm
 from app.gm.options import PLATFORM_FIELDS, OptionField, OptionsInvalid, game_fields
-from app.models import Game, Post, SealedCommand, User
+from app.models import Game, Post, SealedCommand
 from app.moderation import log_for
 from app.web import deps
 from app.web.deps import ApiUser, OptionalApiUser, SessionDep, SettingsDep
@@ -330,17 +328,16 @@ def moves(game_id: int, session: SessionDep, user: OptionalApiUser) -> list[Move
     response_model=SealedResult,
     dependencies=[Depends(deps.require_bearer_header)],
 )
-async def sealed(game_id: int, body: BodyIn, request: Request) -> Response:
-    """Written as a post is (app/api/turns.py: on SQLite in the event loop, in turn with the
-    posts), the token read and the attempt counted in the same transaction."""
-
-    def act(session: Session, user: User) -> SealedResult:
-        secret = deps.secret_key(request)
-        row, public = gm.submit_sealed(session, game_id, user, body.body, secret)
-        replies = [reply_out(public)] if public is not None else []
-        return SealedResult(sealed=SealedOut.of(row), replies=replies)
-
-    return await turns.signed_in_write(request, act)
+def sealed(
+    game_id: int, body: BodyIn, request: Request, session: SessionDep, user: ApiUser
+) -> SealedResult:
+    """A sealed command: stored for its author and the GM, applied as the game says."""
+    ratelimit.check_post(session, request, user)
+    secret = deps.secret_key(request)
+    row, public = gm.submit_sealed(session, game_id, user, body.body, secret)
+    session.commit()
+    replies = [reply_out(public)] if public is not None else []
+    return SealedResult(sealed=SealedOut.of(row), replies=replies)
 
 
 @router.get("/{game_id}/sealed", response_model=list[SealedOut])

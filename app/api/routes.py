@@ -6,14 +6,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
-from sqlalchemy.orm import Session
 
 from app import accounts, moderation, ratelimit
-from app.api import schemas, turns
+from app.api import schemas
 from app.api.games import post_result
 from app.forum import service as forum
 from app.gm import service as gm
-from app.models import User
 from app.web import deps
 from app.web.deps import ApiUser, SessionDep, SettingsDep
 
@@ -109,16 +107,15 @@ def thread(
     response_model=schemas.PostResult,
     dependencies=[Depends(deps.require_bearer_header)],
 )
-async def create_post(thread_id: int, body: schemas.NewPost, request: Request) -> Response:
-    """The busiest route: token, rate limit, the post and the game master, commit and the JSON
-    in one transaction, on SQLite in the event loop when it can (app/api/turns.py)."""
-
-    def act(session: Session, user: User) -> schemas.PostResult:
-        secret = deps.secret_key(request)
-        post, replies = gm.submit_post(session, thread_id, user, body.body, secret, name=body.name)
-        return post_result(post, replies)
-
-    return await turns.signed_in_write(request, act)
+def create_post(
+    thread_id: int, body: schemas.NewPost, request: Request, session: SessionDep, user: ApiUser
+) -> schemas.PostResult:
+    """A post, and the game master's answer when it holds commands (``gm.submit_post``)."""
+    ratelimit.check_post(session, request, user)
+    secret = deps.secret_key(request)
+    post, replies = gm.submit_post(session, thread_id, user, body.body, secret, name=body.name)
+    session.commit()
+    return post_result(post, replies)
 
 
 @router.post("/threads/{thread_id}/posts/{number}/hide", response_model=schemas.PostOut)

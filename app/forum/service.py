@@ -14,26 +14,11 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import (
-    String,
-    Table,
-    Text,
-    bindparam,
-    cast,
-    event,
-    func,
-    insert,
-    inspect,
-    select,
-    update,
-)
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
-from sqlalchemy.orm.attributes import set_committed_value
-from sqlalchemy.orm.util import identity_key
 
 from app import live
-from app.db import Prepared, attach_as_loaded, is_postgres
 from app.errors import Invalid, NotFound
 from app.forum import names
 from app.models import Board, Post, Thread, ThreadRead, User, utcnow
@@ -121,7 +106,7 @@ def daily_id(secret: str, user_key: str, when: datetime) -> str:
 @functools.lru_cache(maxsize=4096)
 def _daily_id(secret: str, user_key: str, day: str) -> str:
     """Kept per poster and day: every post computes its tag (the bot's reply too), and the
-    HMAC cost as much as writing the row (docs/benchmarks.md, round 10)."""
+    HMAC costs about as much as writing the row."""
     mac = hmac.new(secret.encode(), f"{user_key}|{day}".encode(), hashlib.sha256).digest()
     return base64.b64encode(mac, altchars=b"+/").decode()[:8]
 
@@ -189,51 +174,23 @@ def list_posts(session: Session, thread: Thread, after: int, limit: int) -> list
     )
 
 
-_THREADS: Table = Thread.__table__  # type: ignore[assignment]
-_POSTS: Table = Post.__table__  # type: ignore[assignment]
-# Built once, as Core: an ORM-enabled UPDATE costs several times as much per call (measured in
-# docs/benchmarks.md), and the identity map is kept current by hand below.
-_TAKE_NUMBERS_STATEMENT = (
-    update(_THREADS)
-    .where(_THREADS.c.id == bindparam("thread_id"))
-    .values(post_count=_THREADS.c.post_count + bindparam("count"), last_post_at=bindparam("now"))
-)
-_TAKE_NUMBERS = Prepared(_TAKE_NUMBERS_STATEMENT.returning(_THREADS.c.post_count))
-# PostgreSQL: the same statement also wakes the thread's streams in every process (app/live.py),
-# one round trip less than a ``pg_notify`` of its own.
-_TAKE_NUMBERS_AND_NOTIFY = Prepared(
-    _TAKE_NUMBERS_STATEMENT.returning(
-        _THREADS.c.post_count, func.pg_notify(live.CHANNEL, cast(_THREADS.c.id, Text))
-    )
-)
-
-
 def reserve_numbers(session: Session, thread_id: int, count: int, now: datetime) -> int:
     """Take the thread's next ``count`` レス番 and return the first.
 
     One ``UPDATE … RETURNING``: it locks the thread row until commit (SQLite: the write lock
-    of BEGIN IMMEDIATE is held already), so the numbers are ours alone, and it is the only
-    statement a post spends on numbering. A post that will be answered by the bot takes two
-    at once — its own and the reply's — so no other post falls between them.
+    of BEGIN IMMEDIATE is held already), so the numbers are ours alone. A post that will be
+    answered by the bot takes two at once — its own and the reply's — so no other post falls
+    between them. The ORM's UPDATE keeps a thread already loaded in the session current.
     """
-    postgres = is_postgres(session)
-    statement = _TAKE_NUMBERS_AND_NOTIFY if postgres else _TAKE_NUMBERS
-    rows = statement.run(session, {"thread_id": thread_id, "count": count, "now": now})
-    if not rows:
+    top = session.execute(
+        update(Thread)
+        .where(Thread.id == thread_id)
+        .values(post_count=Thread.post_count + count, last_post_at=now)
+        .returning(Thread.post_count)
+    ).scalar()
+    if top is None:
         raise NotFound(f"スレッド {thread_id} はありません。")
-    top = int(rows[0][0])
-    _numbers_taken(session, thread_id, top, now, notified=postgres)
-    return top - count + 1
-
-
-def _numbers_taken(
-    session: Session, thread_id: int, top: int, now: datetime, *, notified: bool
-) -> None:
-    live.touched(session, thread_id, notified=notified)
-    loaded = session.identity_map.get(identity_key(Thread, thread_id))
-    if isinstance(loaded, Thread):  # keep a thread already loaded in this session current
-        set_committed_value(loaded, "post_count", top)
-        set_committed_value(loaded, "last_post_at", now)
+    return int(top) - count + 1
 
 
 def add_post(
@@ -256,15 +213,10 @@ def add_post(
     """Append a post. ``author`` is None for the bot. ``number`` is one the caller took with
     ``reserve_numbers``; without it the thread's next ``take`` numbers are taken here, the
     post gets the first and the caller the others (a command post's reply: ``post.number +
-    1``). On PostgreSQL the numbers are taken and the post written by one statement.
-
-    The row is written at once by a Core INSERT, not by the session's unit of work (on the
-    post path a flush cost more than everything else a post does); the returned ``Post`` is
-    then attached to the session as a loaded row, every column set."""
+    1``)."""
     body = clean_body(body)  # refused before a number is taken
     now = now or utcnow()
-    merged = number is None and board_at is None and is_postgres(session)
-    if number is None and not merged:
+    if number is None:
         number = reserve_numbers(session, thread_id, take, now)
     values = post_row(
         thread_id,
@@ -280,15 +232,6 @@ def add_post(
         reply_error=reply_error,
         board_at=board_at,
     )
-    if merged:
-        written = {k: v for k, v in values.items() if k not in ("number", "board_at")}
-        rows = _INSERT_NUMBERED_POST.run(session, {**written, "count": take, "now": now})
-        if not rows:
-            raise NotFound(f"スレッド {thread_id} はありません。")
-        ((post_id, number),) = rows
-        values["number"] = number
-        _numbers_taken(session, thread_id, number + take - 1, now, notified=True)
-        return attach_post(session, values, post_id)
     return write_post(session, values)
 
 
@@ -329,89 +272,13 @@ def post_row(
 
 
 def write_post(session: Session, values: dict[str, Any]) -> Post:
-    """The row ``post_row`` made, its number taken already, written by one INSERT."""
-    # board_at only when set: the column is newer than the posts table (a database migrated
-    # to an older revision still takes posts; the column's default is NULL anyway).
-    written = (
-        values
-        if values["board_at"] is not None
-        else {k: v for k, v in values.items() if k != "board_at"}
-    )
-    ((post_id,),) = _INSERT_POST.run(session, written)
-    return attach_post(session, values, post_id)
-
-
-def attach_post(session: Session, values: dict[str, Any], post_id: int) -> Post:
-    """The post whose row ``values`` was written with id ``post_id``, as the session's: the
-    row is written by a Core statement, not by the session's unit of work (on the post path a
-    flush cost more than everything else a post does); the ``Post`` is attached to the
-    session as a loaded row, every column set, and its thread's streams are told."""
-    # As Loading does (app/db.py): the columns written into a new object's dict, not set one
-    # by one through the constructor's attribute events (a fifth of storing a post).
-    post = _new_post()
-    post.__dict__.update(values, id=post_id)
-    attach_as_loaded(session, post, (Post, (post_id,), None))  # no INSERT at the next flush
-    session.info.setdefault(_WRITTEN, []).append(post)
+    """The row ``post_row`` made, its number taken already, added to the session and
+    flushed (so it has its id); its thread's streams are woken when the session commits."""
+    post = Post(**values)
+    session.add(post)
+    session.flush()
     live.touched(session, values["thread_id"])
     return post
-
-
-_INSERT_POST = Prepared(insert(_POSTS).returning(_POSTS.c.id))
-
-
-def _insert_numbered_post() -> Prepared:
-    """PostgreSQL: ``reserve_numbers`` (with its notification) and the INSERT of the post
-    that gets the first number, as one statement, one round trip less a post: the thread's
-    row is updated in a data-modifying WITH, and the post is selected from what it returned
-    (nothing if there is no such thread). Every column but the id and ``board_at`` (a
-    reply's, never taken here) is a parameter named after it; ``count`` is the numbers taken,
-    ``now`` the thread's last post time."""
-    taken = _TAKE_NUMBERS_STATEMENT.returning(
-        _THREADS.c.post_count, func.pg_notify(live.CHANNEL, cast(_THREADS.c.id, Text))
-    ).cte("taken")
-    first = taken.c.post_count - bindparam("count") + 1
-    columns = [c for c in _POSTS.c if c.name not in ("id", "board_at")]
-    chosen = select(
-        *(
-            first if c.name == "number" else typed_parameter(bindparam(c.name, type_=c.type))
-            for c in columns
-        )
-    ).select_from(taken)
-    return Prepared(
-        insert(_POSTS)
-        .from_select([c.name for c in columns], chosen)
-        .returning(_POSTS.c.id, _POSTS.c.number),
-        by_params=False,
-    )
-
-
-def typed_parameter(parameter: Any) -> Any:
-    """A parameter cast to its column's type: in a SELECT list a NULL of unknown type
-    (reply_ok, say, which gets no ``::BOOLEAN`` of its own) would be taken for text. A
-    string's length is left out of the cast: a cast to ``VARCHAR(64)`` would cut a longer
-    value where the column refuses it."""
-    kind = parameter.type
-    return cast(parameter, String() if isinstance(kind, String) else kind)
-
-
-_INSERT_NUMBERED_POST = _insert_numbered_post()
-_new_post = inspect(Post).class_manager.new_instance
-_WRITTEN = "bbsgm_posts_written"
-
-
-@event.listens_for(Session, "after_rollback")
-def _forget_rolled_back_posts(session: Session) -> None:
-    """A post written by ``add_post`` is attached as a loaded row, so a rollback would keep it
-    in the session (expired, its row gone) where a new post could then take its id. Drop it,
-    as the session drops objects it was to insert."""
-    for post in session.info.pop(_WRITTEN, []):
-        if post in session:
-            session.expunge(post)
-
-
-@event.listens_for(Session, "after_commit")
-def _keep_committed_posts(session: Session) -> None:
-    session.info.pop(_WRITTEN, None)
 
 
 def create_thread(

@@ -51,15 +51,12 @@ from typing import Any
 from jinja2 import Environment
 from markupsafe import Markup
 from sqlalchemy import bindparam, func, select
-from sqlalchemy.orm import Session
-from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm import Session, defer
 
 from app import i18n, moderation
-from app.db import Loading, Prepared
 from app.errors import NotFound
 from app.forum.render import render_body
 from app.forum.service import Page
-from app.gm import pipeline
 from app.models import Board, Game, ModerationEntry, Move, Post, Thread, User
 from app.web.http_cache import ByteCache, digest
 
@@ -88,106 +85,52 @@ class ThreadVersion:
 
 _MODERATION = ModerationEntry.__table__
 _MOVES = Move.__table__
-_VERSION = Prepared(
-    select(
+
+
+def _version_columns(thread_id: Any, game_id: Any) -> tuple[Any, Any, Any]:
+    """The moderation log's count and greatest id for the thread, and its game's undone
+    moves, as three scalar subqueries."""
+    return (
         select(func.count())
         .select_from(_MODERATION)
-        .where(_MODERATION.c.thread_id == bindparam("thread_id"))
+        .where(_MODERATION.c.thread_id == thread_id)
         .scalar_subquery(),
         select(func.coalesce(func.max(_MODERATION.c.id), 0))
-        .where(_MODERATION.c.thread_id == bindparam("thread_id"))
+        .where(_MODERATION.c.thread_id == thread_id)
         .scalar_subquery(),
         select(func.count())
         .select_from(_MOVES)
-        .where(_MOVES.c.game_id == bindparam("game_id"), _MOVES.c.undone.is_(True))
+        .where(_MOVES.c.game_id == game_id, _MOVES.c.undone.is_(True))
         .scalar_subquery(),
     )
-)
 
 
 def thread_version(session: Session, thread: Thread, game: Game | None) -> ThreadVersion:
     """The version of ``thread``'s posts; ``thread`` was loaded in this transaction."""
     game_id = game.id if game is not None else 0  # no game has id 0: no undone moves
-    ((count, greatest, undone),) = _VERSION.run(
-        session, {"thread_id": thread.id, "game_id": game_id}
-    )
+    count, greatest, undone = session.execute(
+        select(*_version_columns(thread.id, game_id))
+    ).one()
     return ThreadVersion(thread.post_count, (int(count), int(greatest)), int(undone))
 
 
-_THREADS = Thread.__table__
-_BOARDS = Board.__table__
-_GAMES = Game.__table__
-_USERS = User.__table__
-# A game's options are not read for its panel (a card game's: its ~10 KB pool); the ORM reads
-# them if anything does (as pipeline._DEFERRED).
-_GAME_DEFERRED = ("options",)
-_GAME_COLUMNS = [c for c in _GAMES.c if c.name not in _GAME_DEFERRED]
-# Of the GM's account, the page shows the name: what only the account's owner uses is left
-# unread.
-_GM_DEFERRED = ("password_hash", "email", "email_base_url")
-_GM_COLUMNS = [c for c in _USERS.c if c.name not in _GM_DEFERRED]
-_PAGE_HEAD = (
-    select(
-        *_THREADS.c,
-        *_BOARDS.c,
-        *_GAME_COLUMNS,
-        *_GM_COLUMNS,
-        _VERSION.statement.selected_columns[0],
-        _VERSION.statement.selected_columns[1],
-        select(func.count())
-        .select_from(_MOVES)
-        .where(_MOVES.c.game_id == _GAMES.c.id, _MOVES.c.undone.is_(True))
-        .scalar_subquery(),
-    )
-    .join(_BOARDS, _BOARDS.c.id == _THREADS.c.board_id)
-    .outerjoin(_GAMES, _GAMES.c.thread_id == _THREADS.c.id)
-    .outerjoin(_USERS, _USERS.c.id == _GAMES.c.gm_id)
-    .where(_THREADS.c.id == bindparam("thread_id"))
-)
-_THREAD_PART = Loading(Thread, _PAGE_HEAD, refresh=True)
-_BOARD_PART = Loading(Board, _PAGE_HEAD, refresh=True, offset=len(_THREADS.c))
-_GAME_PART = Loading(
-    Game,
-    _PAGE_HEAD,
-    refresh=True,
-    deferred=_GAME_DEFERRED,
-    offset=len(_THREADS.c) + len(_BOARDS.c),
-)
-_GM_PART = Loading(
-    User,
-    _PAGE_HEAD,
-    refresh=False,
-    deferred=_GM_DEFERRED,
-    offset=len(_THREADS.c) + len(_BOARDS.c) + len(_GAME_COLUMNS),
-)
-
-
 def page_head(session: Session, thread_id: int) -> tuple[Thread, Game | None, ThreadVersion]:
-    """What a thread page reads before its posts, in one statement: the thread with its board,
-    its game (if any) with its GM, and the thread's version (as ``thread_version``, read in
-    the same statement as the post count). Then the game's seats. The ORM's own loading of
-    the same (get_thread, then the game with its seats, then the version: four statements)
-    took most of a cached page's time in Python (docs/benchmarks.md, round 23)."""
-    rows = []
+    """What a thread page reads before its posts, read afresh (another transaction may have
+    changed them since this session last did): the thread with its board, its game (if any)
+    with its GM and seats — the game's options, a card game's ~10 KB pool, left unread — and
+    the thread's version (``thread_version``)."""
+    thread = None
     if 0 < thread_id < 2**31:
-        rows = _THREAD_PART.rows(session, {"thread_id": thread_id})
-    if not rows:
+        thread = session.get(Thread, thread_id, populate_existing=True)
+    if thread is None:
         raise NotFound(f"スレッド {thread_id} はありません。")
-    (row,) = rows
-    thread = _THREAD_PART.adopt(session, row)
-    set_committed_value(thread, "board", _BOARD_PART.adopt(session, row))
-    game = None
-    if row[_GAME_PART.offset + _GAME_PART.primary_key] is not None:
-        game = _GAME_PART.adopt(session, row)
-        set_committed_value(game, "thread", thread)
-        gm_user = None
-        if row[_GM_PART.offset + _GM_PART.primary_key] is not None:
-            gm_user = _GM_PART.adopt(session, row)
-        set_committed_value(game, "gm", gm_user)
-        pipeline.read_seats(session, game)
-    count, greatest, undone = row[-3:]
-    version = ThreadVersion(thread.post_count, (int(count), int(greatest)), int(undone))
-    return thread, game, version
+    game = session.scalar(
+        select(Game)
+        .where(Game.thread_id == thread.id)
+        .options(defer(Game.options))
+        .execution_options(populate_existing=True)
+    )
+    return thread, game, thread_version(session, thread, game)
 
 
 def viewer_class(user: User | None, can_moderate: bool) -> str | None:
@@ -200,7 +143,7 @@ def viewer_class(user: User | None, can_moderate: bool) -> str | None:
 # --- the posts of a thread page --------------------------------------------------------------
 
 _POSTS = Post.__table__
-_PAGE_ROWS = Prepared(
+_PAGE_ROWS = (
     select(_POSTS.c.id, _POSTS.c.number, _POSTS.c.hidden_at.is_not(None))
     .where(
         _POSTS.c.thread_id == bindparam("thread_id"),
@@ -270,9 +213,9 @@ def posts_block(
     )
     found = BLOCKS.get(key)
     if found is None:
-        rows = _PAGE_ROWS.fetch(
-            session, {"thread_id": context.thread.id, "first": first, "last": last}
-        )
+        rows = session.execute(
+            _PAGE_ROWS, {"thread_id": context.thread.id, "first": first, "last": last}
+        ).all()
         undone = _undone_post_ids(session, context.board_game_id, version)
         pieces = _fragments(session, env, rows, undone, context)
         found = BLOCKS.put(key, b"".join(pieces))

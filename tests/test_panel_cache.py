@@ -7,13 +7,16 @@ and again after the change; ``/games/{id}/panel`` is the panel alone (live.js's 
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from jinja2 import Environment
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
@@ -163,10 +166,6 @@ def test_every_input_of_the_panel_moves_its_key(session: Session, user: User) ->
         {"examples": [("CHAT 何か", False)]},
     ]
     keys = {panel_cache.panel_key(base)}
-    # The GM's own picture is the same picture as a seat's: the same bytes, the same entry.
-    assert panel_cache.panel_key({**base, "is_gm": True}) == panel_cache.panel_key(
-        {**base, "seat": 0}
-    )
     for change in changes:
         keys.add(panel_cache.panel_key({**base, **change}))
     game.result = {"ranking": []}
@@ -192,3 +191,56 @@ def test_a_panel_whose_inputs_are_not_json_is_rendered_uncached(
     monkeypatch.setattr(panel_cache.PANELS, "put", keep)
     html = panel_cache.render_panel(make_templates(settings).env, panel)
     assert "生の卓" in html and "SET 主演 役者3" in html
+
+
+def _panel_template_reading(tmp_path: Path, settings: Settings, extra: str) -> Environment:
+    """The site's templates, but games/panel.html also shows ``extra``: a field added to the
+    template, which no list of the cache's was told of."""
+    copied = tmp_path / "templates"
+    shutil.copytree(settings.templates_dir, copied)
+    panel = copied / "games" / "panel.html"
+    panel.write_text(panel.read_text() + f'<p class="added">{extra}</p>\n')
+    return make_templates(settings.model_copy(update={"templates_dir": copied})).env
+
+
+ADDED = re.compile(r'<p class="added">(.*?)</p>')
+
+
+def test_a_field_added_to_the_panel_template_is_in_the_cache_key(
+    session: Session, user: User, settings: Settings, tmp_path: Path
+) -> None:
+    """The key is the digest of the panel's whole context, not of a list of its fields: a
+    column the template starts to show (the game's creation time, the GM's account date, a
+    seat's user id) moves the key when it changes, the version left as it is."""
+    env = _panel_template_reading(
+        tmp_path,
+        settings,
+        "{{ panel.game.created_at }}|{{ panel.game.gm.created_at }}"
+        "|{{ panel.game.players | map(attribute='user_id') | join(',') }}",
+    )
+    master = accounts.register(session, unique_name("add"), "password123")
+    game = gm.create_game(session, master, "eitsuku", "足した卓", {}, TEST_SECRET)
+    shown = [ADDED.findall(panel_cache.render_panel(env, game_panel(session, game, user)))]
+    version = game.version
+    game.created_at = datetime(2031, 1, 2, 3, 4, 5, tzinfo=UTC)
+    shown.append(ADDED.findall(panel_cache.render_panel(env, game_panel(session, game, user))))
+    assert game.gm is not None
+    game.gm.created_at = datetime(2032, 1, 2, 3, 4, 5, tzinfo=UTC)
+    shown.append(ADDED.findall(panel_cache.render_panel(env, game_panel(session, game, user))))
+    game.players.append(GamePlayer(seat=0, user_id=user.id, name=user.name))
+    shown.append(ADDED.findall(panel_cache.render_panel(env, game_panel(session, game, user))))
+    assert game.version == version
+    assert "2031-01-02" in shown[1][0] and "2032-01-02" in shown[2][0]
+    assert shown[3][0].endswith(f"|{user.id}")
+    assert len({tuple(found) for found in shown}) == 4
+
+
+def test_a_value_added_to_the_panels_context_is_in_the_cache_key(
+    session: Session, user: User, settings: Settings, tmp_path: Path
+) -> None:
+    env = _panel_template_reading(tmp_path, settings, "{{ panel.added }}")
+    master = accounts.register(session, unique_name("ctx"), "password123")
+    game = gm.create_game(session, master, "eitsuku", "文脈の卓", {}, TEST_SECRET)
+    first = panel_cache.render_panel(env, {**game_panel(session, game, user), "added": "一"})
+    second = panel_cache.render_panel(env, {**game_panel(session, game, user), "added": "二"})
+    assert ADDED.findall(first) == ["一"] and ADDED.findall(second) == ["二"]

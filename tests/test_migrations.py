@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import insert, select, text
+from sqlalchemy import insert, inspect, select, text
 from sqlalchemy.orm import Session, load_only
 
 from app import migrate
@@ -18,9 +20,8 @@ from app.archive.search import index_pending, is_search_object, search
 from app.config import Settings
 from app.db import Database
 from app.forum import service as forum
-from app.models import Base, Post, Thread, User
+from app.models import Base, Post, Thread, User, utcnow
 from tests.conftest import _create_pg_database, _drop_pg_database
-from tests.test_forum_service import talk
 
 
 def test_models_and_migrations_agree(database: Database) -> None:
@@ -50,20 +51,20 @@ def test_search_backlog_migration_keeps_every_post_findable(tmp_path: Path) -> N
         migrate.upgrade(settings, database.engine, "0014_state_lz4")
         with database.session() as session:
             assert session.scalar(text("SELECT last_id FROM fts_posts_done")) == first.id
-            later = talk(session, thread.id, user, "新索引")
+            later = _old_post(session, thread.id, user, "新索引")
             session.commit()
             assert _fts_ids(session) == [first.id]
         command.downgrade(migrate.alembic_config(settings, database.engine), "0007_last_seq")
         with database.session() as session:
             assert _fts_ids(session) == [first.id, later.id]
-            newest = talk(session, thread.id, user, "三つ目")
+            newest = _old_post(session, thread.id, user, "三つ目")
             session.commit()
             assert _fts_ids(session) == [first.id, later.id, newest.id]  # the trigger again
     finally:
         database.dispose()
 
 
-def _thread_of_old(session: Session, body: str) -> tuple[User, Thread, Post]:
+def _thread_of_old(session: Session, body: str) -> tuple[User, Thread, Any]:
     """The boards, an account and a thread with its first post, in a database migrated to a
     revision from 0007 on (the account as 0007's users table holds it: the models know later
     columns, so only those every such revision has are written and read)."""
@@ -71,8 +72,47 @@ def _thread_of_old(session: Session, body: str) -> tuple[User, Thread, Post]:
     session.execute(insert(User).values(name="migrator", password_hash="-", email_notify=False))
     user = session.scalars(select(User).options(load_only(User.id, User.name, User.is_admin))).one()
     board = forum.get_board(session, "chat")
-    thread, first = forum.create_thread(session, board, user, "題", body, "s")
-    return user, thread, first
+    now = utcnow()
+    thread_id = _insert_present(
+        session,
+        Thread.__table__,
+        {
+            "board_id": board.id,
+            "title": "題",
+            "author_id": user.id,
+            "created_at": now,
+            "last_post_at": now,
+            "post_count": 0,
+        },
+    )
+    thread = session.get(Thread, thread_id)
+    assert thread is not None
+    return user, thread, _old_post(session, thread_id, user, body)
+
+
+def _insert_present(session: Session, table: Any, values: dict[str, Any]) -> int:
+    """A row of ``table`` with those of ``values`` whose columns the database has now."""
+    present = {column["name"] for column in inspect(session.connection()).get_columns(table.name)}
+    written = {name: value for name, value in values.items() if name in present}
+    return int(session.execute(insert(table).values(written).returning(table.c.id)).scalar_one())
+
+
+def _old_post(session: Session, thread_id: int, user: User, body: str) -> Any:
+    """A talk post as the forum writes it, in a database of an older revision (the columns
+    added since, such as ``board_at``, left out)."""
+    now = utcnow()
+    number = forum.reserve_numbers(session, thread_id, 1, now)
+    values = forum.post_row(
+        thread_id,
+        author=user,
+        author_name=user.name,
+        body=body,
+        kind="talk",
+        secret="s",
+        now=now,
+        number=number,
+    )
+    return SimpleNamespace(id=_insert_present(session, Post.__table__, values), number=number)
 
 
 def _fts_ids(session: Session) -> list[int]:
@@ -90,7 +130,7 @@ def test_search_file_migration_keeps_every_post_findable(tmp_path: Path) -> None
         migrate.upgrade(settings, database.engine, "0014_state_lz4")
         with database.session() as session:
             user, thread, first = _thread_of_old(session, "移る索引")
-            hidden = talk(session, thread.id, user, "移る隠れ")
+            hidden = _old_post(session, thread.id, user, "移る隠れ")
             session.execute(
                 text("UPDATE posts SET hidden_at = CURRENT_TIMESTAMP WHERE id = :id"),
                 {"id": hidden.id},

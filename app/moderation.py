@@ -7,6 +7,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app import live
 from app.errors import Forbidden, Invalid, NotFound
 from app.forum import service as forum
 from app.models import Game, ModerationEntry, Post, User, utcnow
@@ -46,6 +47,9 @@ def set_hidden(
     if hidden == (post.hidden_at is not None):
         raise Invalid("その書き込みはもう隠されています。" if hidden else "隠されていません。")
     now = now or utcnow()
+    # Wakes the thread's streams once this commits, as a post does: their shared reads from
+    # before (app/live.py) are dropped, so no stream is served the text as it was.
+    live.touched(session, thread.id)
     post.hidden_at = now if hidden else None
     post.hidden_by = user.name if hidden else None
     game = session.scalar(select(Game).where(Game.thread_id == thread.id))

@@ -296,3 +296,33 @@ def test_postgres_streams_read_again_when_listen_comes_up(settings: Any) -> None
         asyncio.run(main())
     finally:
         listener.stop()
+
+
+def test_a_hidden_posts_text_is_not_served_from_a_read_shared_before_the_hide(
+    live_server: LiveServer, client: httpx.Client
+) -> None:
+    """The streams of a thread share their reads until the thread's next wake-up: an あぼーん
+    wakes the thread too, so a stream that (re)connects after it reads the post afresh, hidden,
+    never the text a read made before the hide still held."""
+    master = api_user(client)
+    created = master.post("/api/games", {"kind": "eitsuku", "title": "隠す卓"}).json()
+    thread_id = created["thread_id"]
+    secret = "あとで隠す話"
+    posted = master.post(f"/api/threads/{thread_id}/posts", {"body": secret})
+    number = posted.json()["post"]["number"]
+    url = f"{live_server.url}/api/threads/{thread_id}/events"
+    first, stop_first = start_reader(url)
+    try:
+        before = collect(first, number)
+        assert json.loads(before[-1]["data"])["body"] == secret
+        hidden = master.post(f"/api/threads/{thread_id}/posts/{number}/hide", {})
+        assert hidden.status_code == 200, hidden.text
+        second, stop_second = start_reader(url)
+        try:
+            after = collect(second, number)
+            assert [e["id"] for e in after] == [e["id"] for e in before]
+            assert secret not in json.dumps(json.loads(after[-1]["data"]), ensure_ascii=False)
+        finally:
+            stop_second.set()
+    finally:
+        stop_first.set()

@@ -34,8 +34,8 @@ def _prepare_database(settings: Settings) -> None:
 
 # What `serve` hands uvicorn: the app's factory, imported and called by each worker process.
 SERVE_APP = "app.main:app_factory"
-# After SIGTERM or Ctrl-C, how long each worker may take to finish its requests (a live
-# stream never finishes by itself) before uvicorn closes what is left.
+# After SIGTERM or Ctrl-C, how long each worker may take to finish its requests before
+# uvicorn cancels what is left (live streams end at once: sse-starlette sees the stop).
 STOP_SECONDS = 30
 
 

@@ -32,24 +32,60 @@ def _prepare_database(settings: Settings) -> None:
         db.dispose()
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
+# What `serve` hands uvicorn: the app's factory, imported and called by each worker process.
+SERVE_APP = "app.main:app_factory"
+# After SIGTERM or Ctrl-C, how long each worker may take to finish its requests before
+# uvicorn cancels what is left (live streams end at once: sse-starlette sees the stop).
+STOP_SECONDS = 30
 
-    from app import workers
+
+def _database_answers(settings: Settings) -> str | None:
+    """None when the database accepts a connection; otherwise why not, said once here
+    rather than by every worker as it fails to start."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from app.db import Database
+
+    db = Database(settings.database_url)
+    try:
+        with db.engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+    except SQLAlchemyError as exc:
+        return str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+    finally:
+        db.dispose()
+    return None
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """uvicorn serves the app, in ``--workers`` processes of its own (its documented
+    ``workers`` option: one listening socket, a parent that restarts a worker that dies and
+    stops them all on SIGTERM or SIGINT). What needs doing once is done here, before any
+    worker starts: migrations (on SQLite, or with ``--migrate``), the secret key made."""
+    import uvicorn
 
     settings = get_settings()
     if settings.is_sqlite or args.migrate:
         _prepare_database(settings)
-    settings.resolved_secret_key()
+    elif (problem := _database_answers(settings)) is not None:
+        print(f"bbsgm: the database does not answer: {problem}", file=sys.stderr)
+        return 1
+    settings.resolved_secret_key()  # made once, before several workers could race
     print(f"bbsgm: serving on http://{args.host}:{args.port}/ ({settings.database_url})")
     if settings.base_url is None:
         print(BASE_URL_UNSET, file=sys.stderr)
     else:
         print(f"bbsgm: links in webhooks and mail: {settings.base_url}/")
-    if args.workers > 1 and workers.supported():
-        return workers.serve(args.host, args.port, args.workers, args.log_level)
     uvicorn.run(
-        **workers.uvicorn_options(args.host, args.port, args.log_level), workers=args.workers
+        SERVE_APP,
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        proxy_headers=True,  # from the addresses in FORWARDED_ALLOW_IPS (uvicorn's default)
+        log_level=args.log_level,
+        timeout_graceful_shutdown=STOP_SECONDS,
     )
     return 0
 

@@ -151,6 +151,19 @@ def test_verb_then_random_words(kind: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("kind", sorted(GAMES))
+def test_an_as_holds_one_act_never_another_as(kind: str) -> None:
+    """``AS <name> <command>`` names one player and one act: ASes nested 479 deep (1,441
+    characters, under the post limit) are refused as a syntax error like any other bad line,
+    never a RecursionError from a parse tree as deep as the line."""
+    game = GAMES[kind]
+    assert game.parse("AS someone JOIN").canonical() == "AS someone JOIN"
+    for line in ("AS " * 479 + "JOIN", "AS a AS b JOIN"):
+        with pytest.raises(CommandSyntaxError):
+            game.parse(line)
+        check(game, line)
+
+
+@pytest.mark.parametrize("kind", sorted(GAMES))
 def test_every_seed_line_parses(kind: str) -> None:
     """The mutations start from lines that are valid, so a failure above is about the change."""
     game = GAMES[kind]

@@ -55,6 +55,8 @@ class Settings(BaseSettings):
     # rate_limits=false all of them. Logins count per address and per account name tried.
     rate_limits: bool = True
     posts_per_minute_per_account: int = Field(default=30, ge=0)
+    # Webhooks, mail and feed URLs added, removed or renewed (each writes a row).
+    settings_changes_per_minute_per_account: int = Field(default=10, ge=0)
     posts_per_minute_per_address: int = Field(default=60, ge=0)
     registrations_per_hour_per_address: int = Field(default=20, ge=0)
     logins_per_minute_per_address: int = Field(default=30, ge=0)

@@ -19,6 +19,7 @@ import httpx
 from sqlalchemy import (
     Table,
     bindparam,
+    delete,
     func,
     insert,
     or_,
@@ -42,6 +43,7 @@ from app.models import (
 
 log = logging.getLogger("bbsgm.delivery")
 MAX_WEBHOOKS = 5
+KEPT_REMOVED_WEBHOOKS = 5  # removed ones kept (inactive) for the delivery log
 MAX_ATTEMPTS = 6
 FIRST_RETRY = timedelta(seconds=30)
 LEASE = timedelta(seconds=60)
@@ -128,6 +130,13 @@ def remove_webhook(session: Session, user: User, hook_id: int) -> None:
         raise NotFound("その Webhook はありません。")
     hook.active = False
     session.flush()
+    # A removed webhook is kept, inactive, for its delivery log; only the newest few are:
+    # older ones go with their deliveries, so adding and removing never grows without bound.
+    removed = (Webhook.user_id == user.id, Webhook.active.is_(False))
+    kept = session.scalars(
+        select(Webhook.id).where(*removed).order_by(Webhook.id.desc()).limit(KEPT_REMOVED_WEBHOOKS)
+    ).all()
+    session.execute(delete(Webhook).where(*removed, Webhook.id.not_in(kept)))
 
 
 def set_email(

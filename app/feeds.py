@@ -9,7 +9,7 @@ import secrets
 from datetime import datetime
 
 from feedgen.feed import FeedGenerator
-from sqlalchemy import select, update
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from app.errors import NotFound
@@ -43,11 +43,9 @@ def new_feed_token(session: Session, user: User, now: datetime | None = None) ->
 
 
 def revoke_feed_tokens(session: Session, user: User, now: datetime | None = None) -> None:
-    session.execute(
-        update(FeedToken)
-        .where(FeedToken.user_id == user.id, FeedToken.revoked_at.is_(None))
-        .values(revoked_at=now or utcnow())
-    )
+    """The user's feed URLs stop working: their rows are deleted (a user holds at most one,
+    however often a new one is asked for)."""
+    session.execute(delete(FeedToken).where(FeedToken.user_id == user.id))
 
 
 def has_feed(session: Session, user: User) -> bool:

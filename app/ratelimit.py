@@ -311,6 +311,24 @@ def _post_rules(request: Request, user: User | None) -> list[Rule]:
     ]
 
 
+def check_settings(session: Session, request: Request, user: User) -> None:
+    """Changes to what a user keeps — webhooks, the mail address, the private feed's URL —
+    per account: each writes a row, and nothing else bounds how fast they come."""
+    settings = _settings(request)
+    enforce(
+        session,
+        request,
+        [
+            Rule(
+                f"settings:user:{user.id}",
+                settings.settings_changes_per_minute_per_account,
+                MINUTE,
+                "設定の変更",
+            )
+        ],
+    )
+
+
 def check_register(session: Session, request: Request) -> None:
     settings = _settings(request)
     enforce(

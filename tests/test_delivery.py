@@ -498,7 +498,7 @@ def test_a_moves_notices_read_each_told_users_address_and_webhooks_by_key(
     finds them through the users' keys, never by reading the whole users table: a cost that
     would grow with the forum's users at every move."""
     if session.get_bind().dialect.name != "postgresql":
-        pytest.skip("SQLite writes the notices by delivery.queue")
+        pytest.skip("the query plans are PostgreSQL's")
     session.execute(
         text(
             "INSERT INTO users (name, password_hash, is_admin, created_at, email, email_notify)"

@@ -27,12 +27,12 @@ from sqlalchemy import event, select, text, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from app import accounts, i18n, ratelimit
+from app import accounts, delivery, feeds, i18n, ratelimit
 from app import db as app_db
 from app.config import Settings
 from app.db import Database
 from app.main import _unavailable, open_database
-from app.models import ApiToken, Game, RateLimit, SealedCommand, User, utcnow
+from app.models import ApiToken, FeedToken, Game, RateLimit, SealedCommand, User, Webhook, utcnow
 from app.ratelimit import (
     MINUTE,
     RateLimited,
@@ -717,3 +717,39 @@ def test_the_pool_keeps_a_connection_for_every_request_let_in(settings: Settings
         assert len(opened) - before == 0 and len(opened) == 12
     finally:
         database.dispose()
+
+
+SETTINGS_CHANGES = 10  # the default settings_changes_per_minute_per_account
+
+
+def test_settings_changes_per_account_are_limited_and_keep_no_rows_without_bound(
+    web: httpx.Client, database: Database
+) -> None:
+    """Webhooks added and removed, and private feed URLs renewed, each write a row: they count
+    per account (429 past the limit, as posts do), a renewed feed URL replaces the old row,
+    and removed webhooks are kept for the delivery log only a few at a time — so one account
+    cannot fill the database, with rate limits on or off."""
+    user = fast_users(database, 1, web)[0]
+    for i in range(SETTINGS_CHANGES // 2):
+        added = web.post(
+            "/api/me/webhooks", json={"url": f"https://example.test/{i}"}, headers=user.headers
+        )
+        assert added.status_code == 201, added.text
+        gone = web.delete(f"/api/me/webhooks/{added.json()['id']}", headers=user.headers)
+        assert gone.status_code == 204, gone.text
+    refused = web.post("/api/me/feed", headers=user.headers)
+    assert_429(refused, "設定の変更が多すぎます（1分間に10回まで）")
+    with database.session() as session:
+        account = session.scalars(select(User).where(User.name == user.name)).one()
+        for _ in range(12):  # past the limit's window: the services alone
+            delivery.remove_webhook(
+                session,
+                account,
+                delivery.add_webhook(session, account, "https://example.test/x").id,
+            )
+            feeds.new_feed_token(session, account)
+        session.commit()
+        hooks = session.scalars(select(Webhook).where(Webhook.user_id == account.id)).all()
+        tokens = session.scalars(select(FeedToken).where(FeedToken.user_id == account.id)).all()
+    assert len(hooks) == delivery.KEPT_REMOVED_WEBHOOKS and not any(h.active for h in hooks)
+    assert len(tokens) == 1

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Form, Request, Response
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
-from app import delivery, feeds
+from app import delivery, feeds, ratelimit
 from app.api.schemas import ERROR_RESPONSES
 from app.errors import ServiceError
 from app.forum import service as forum
@@ -108,6 +108,10 @@ def feed_token(
         return redirect("/login?next=/notifications")
     if not deps.csrf_ok(request, csrf_token):
         return render(request, "error.html", user, 403, status=403, message=CSRF_MESSAGE)
+    try:
+        ratelimit.check_settings(session, request, user)
+    except ServiceError as exc:
+        return _notifications(request, session, user, exc.status, error=exc.message)
     url = None
     if action == "revoke":
         feeds.revoke_feed_tokens(session, user)
@@ -120,13 +124,15 @@ def feed_token(
 @router.post("/api/me/feed", status_code=201)
 def api_new_feed(request: Request, session: SessionDep, user: ApiUser) -> dict[str, str]:
     """A new private feed URL (the previous one stops working)."""
+    ratelimit.check_settings(session, request, user)
     token = feeds.new_feed_token(session, user)
     session.commit()
     return {"url": f"{_base(request)}/feeds/{token}.atom"}
 
 
 @router.delete("/api/me/feed", status_code=204)
-def api_revoke_feed(session: SessionDep, user: ApiUser) -> Response:
+def api_revoke_feed(request: Request, session: SessionDep, user: ApiUser) -> Response:
+    ratelimit.check_settings(session, request, user)
     feeds.revoke_feed_tokens(session, user)
     session.commit()
     return Response(status_code=204)
@@ -164,13 +170,17 @@ def api_webhooks(session: SessionDep, user: ApiUser) -> list[dict[str, object]]:
 def api_add_webhook(
     request: Request, body: WebhookIn, session: SessionDep, user: ApiUser
 ) -> dict[str, object]:
+    ratelimit.check_settings(session, request, user)
     hook = delivery.add_webhook(session, user, body.url, _subscription_base(request))
     session.commit()
     return {"id": hook.id, "url": hook.url}
 
 
 @router.delete("/api/me/webhooks/{hook_id}", status_code=204)
-def api_remove_webhook(hook_id: int, session: SessionDep, user: ApiUser) -> Response:
+def api_remove_webhook(
+    hook_id: int, request: Request, session: SessionDep, user: ApiUser
+) -> Response:
+    ratelimit.check_settings(session, request, user)
     delivery.remove_webhook(session, user, hook_id)
     session.commit()
     return Response(status_code=204)
@@ -180,6 +190,7 @@ def api_remove_webhook(hook_id: int, session: SessionDep, user: ApiUser) -> Resp
 def api_email(
     request: Request, body: EmailIn, session: SessionDep, user: ApiUser
 ) -> dict[str, object]:
+    ratelimit.check_settings(session, request, user)
     delivery.set_email(session, user, body.email, body.notify, _subscription_base(request))
     session.commit()
     return {"email": user.email, "notify": user.email_notify}
@@ -222,6 +233,7 @@ def notification_settings(
     if not deps.csrf_ok(request, csrf_token):
         return render(request, "error.html", user, 403, status=403, message=CSRF_MESSAGE)
     try:
+        ratelimit.check_settings(session, request, user)
         if action == "add_webhook":
             delivery.add_webhook(session, user, url, _subscription_base(request))
         elif action == "remove_webhook":

@@ -4,6 +4,7 @@ PostgreSQL pool's handling of a server that went away."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -212,7 +213,13 @@ def test_the_server_checkpoints_in_the_background(tmp_path: Path, seconds: float
 
     async def serve() -> int:
         async with app.router.lifespan_context(app):
-            await asyncio.sleep(0.5)
+            if seconds:  # the runner's first checkpoint
+                deadline = time.monotonic() + 20
+                while not calls and time.monotonic() < deadline:
+                    await asyncio.sleep(0.01)
+            else:  # no runner: nothing calls it, however many turns the loop takes
+                for _ in range(100):
+                    await asyncio.sleep(0)
             with database.session() as session:
                 return int(session.scalar(text("PRAGMA wal_autocheckpoint")))
 

@@ -56,6 +56,7 @@ class Stream:
     ) -> None:
         self.start = start
         self.received: list[int] = []
+        self.reads = 0  # reads asked for; the stream awaits the last until it is answered
         self.task = asyncio.ensure_future(self._run(hub, thread_id, load, source, poll))
 
     async def _run(
@@ -72,6 +73,7 @@ class Stream:
             await hub.ready()
             while True:
                 subscription.event.clear()
+                self.reads += 1
                 batch = await hub.read(subscription, last)
                 if batch.count:
                     last = batch.last
@@ -197,8 +199,7 @@ def test_a_stream_that_leaves_during_a_shared_read_does_not_cancel_it() -> None:
 
         first = Stream(hub, 3, slow_load)
         second = Stream(hub, 3, slow_load)
-        await until(lambda: loads == 1, "the read")
-        await asyncio.sleep(0.01)  # both are waiting for it
+        await until(lambda: loads == 1 and first.reads == second.reads == 1, "both reading")
         await first.stop()
         release.set()
         await until(lambda: second.received == [1, 2], "the read's posts")

@@ -25,8 +25,9 @@ import pytest
 
 from app.games.base import Rng, State
 from app.games.idolwp import game
-from app.games.idolwp.svg import HAND_LABEL, PLAYER_COLOURS, board_svg, space_amount
+from app.games.idolwp.svg import PLAYER_COLOURS, board_svg, space_amount
 from app.games.resources import resource_dir
+from app.games.svg import HAND_LABEL
 
 NS = "{http://www.w3.org/2000/svg}"
 MARKUP = "<script>x</script>&\"'"

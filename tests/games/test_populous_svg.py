@@ -33,7 +33,6 @@ from app.games.populous.svg import (
     GENESIS_FILL,
     GM_HAND_LABEL,
     GM_SKILLS_LABEL,
-    HAND_LABEL,
     KIND_COLOURS,
     MARKER,
     PACK_LABEL,
@@ -49,6 +48,7 @@ from app.games.populous.svg import (
     sealed_text,
     war_text,
 )
+from app.games.svg import HAND_LABEL
 
 NS = "{http://www.w3.org/2000/svg}"
 MARKUP = "<script>alert(1)</script>"

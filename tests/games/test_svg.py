@@ -21,8 +21,8 @@ import pytest
 
 from app.games import svg
 from app.games.eitsuku.svg import board_svg as eitsuku_svg
-from app.games.eleusis.svg import HAND_LABEL
 from app.games.eleusis.svg import board_svg as eleusis_svg
+from app.games.svg import HAND_LABEL
 from tests.fuzz_states import RECRUITING, Script, Stop, script
 
 NS = "{http://www.w3.org/2000/svg}"

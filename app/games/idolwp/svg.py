@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.games import svg
+from app.games.idolwp.rules import SPACE_JA
 from app.games.svg import CONTENT_WIDTH, INK, MARGIN, MUTED, PADDING, SECTION_GAP, WIDTH, Node
 
 ABILITIES = ("Vo", "Da", "Vi")
@@ -39,16 +40,7 @@ PHASE_JA = {
     "final": "最後の特訓",
     "over": "ゲーム終了",
 }
-# A space type: its name on the board, a short one for a box, fill and ink.
-SPACE_JA = {
-    "start": "スタート",
-    "goal": "ゴール",
-    "lesson": "レッスン",
-    "training": "特訓",
-    "daily": "ある日の日常",
-    "sales": "営業",
-    "event": "イベント",
-}
+# A space type: its name on the board (the rules' SPACE_JA), a short one for a box, fill and ink.
 SPACE_SHORT = {**SPACE_JA, "daily": "日常"}
 SPACE_COLOURS = {
     "start": ("#eceff1", "#455a64"),

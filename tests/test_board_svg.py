@@ -13,8 +13,8 @@ import pytest
 
 from app.games import GAMES
 from tests.conftest import ApiUser, api_user
+from tests.support.load_support import started_eitsuku
 from tests.test_authz_matrix import eleusis_game
-from tests.test_load_support import started_eitsuku
 
 SVG = "{http://www.w3.org/2000/svg}"
 CARD = re.compile(r"<title>([♠♥♦♣](?:10|[2-9AJQK]))</title>")

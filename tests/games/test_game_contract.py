@@ -22,7 +22,7 @@ from app.games.base import Game as GameImpl
 from app.games.resources import resource_dir
 from app.gm import replay
 from app.models import Game
-from tests.fuzz_states import DRIVERS, PLAYERS, RECRUITING, Script, Stop, script
+from tests.support.fuzz_states import DRIVERS, PLAYERS, RECRUITING, Script, Stop, script
 
 NAMES = ["太郎", "花子", "次郎", "三郎", "四郎", "五郎"]
 
@@ -79,7 +79,7 @@ def test_apply_never_mutates_its_input_over_whole_games(kind: str) -> None:
 
 # --------------------------------------------------------------------------- the checklist
 # docs/games.md: what a new kind must pass. Points of a game: the scripted game's stops
-# (tests/fuzz_states.py, which every registered kind must have) and points reached by random
+# (tests/support/fuzz_states.py, which every registered kind must have) and points reached by random
 # legal play from the deal.
 
 SCRIPTS = {kind: script(kind, NAMES[: PLAYERS[kind]]) for kind in DRIVERS}
@@ -129,7 +129,7 @@ def points_of(kind: str) -> list[State]:
 
 @pytest.mark.parametrize("kind", sorted(GAMES))
 def test_every_kind_has_a_scripted_game_for_the_contract(kind: str) -> None:
-    assert kind in DRIVERS, f"{kind}: add a scripted game to tests/fuzz_states.py"
+    assert kind in DRIVERS, f"{kind}: add a scripted game to tests/support/fuzz_states.py"
 
 
 @pytest.mark.parametrize("kind", sorted(GAMES))

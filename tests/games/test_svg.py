@@ -1,6 +1,6 @@
 """Board pictures (app/games/svg.py, app/games/<kind>/svg.py): pure functions view -> SVG.
 
-The states are the scripted games of tests/fuzz_states.py, played to each of their stops with
+The states are the scripted games of tests/support/fuzz_states.py, played to each stop with
 player names that are markup. What every kind's picture must be (it parses, carries nothing
 that runs or loads, escapes user text, is the same bytes for the same view) is the contract's
 (tests/games/test_game_contract.py); here: the builder, and what えいつく's and 新新エリューシス's
@@ -23,7 +23,7 @@ from app.games import svg
 from app.games.eitsuku.svg import board_svg as eitsuku_svg
 from app.games.eleusis.svg import board_svg as eleusis_svg
 from app.games.svg import HAND_LABEL
-from tests.fuzz_states import RECRUITING, Script, Stop, script
+from tests.support.fuzz_states import RECRUITING, Script, Stop, script
 
 NS = "{http://www.w3.org/2000/svg}"
 MARKUP = "<script>alert(1)</script>"

@@ -233,21 +233,8 @@ MARKUP = "<script>alert(1)</script>"
 QUOTES = "\"&'"
 MARKUP_NAMES = [MARKUP, QUOTES, "花子", "次郎", "三郎", "四郎"]
 # Shapes, groups and text: nothing that runs, loads or embeds.
-SHAPES_AND_TEXT = {
-    "svg",
-    "g",
-    "title",
-    "desc",
-    "rect",
-    "circle",
-    "ellipse",
-    "line",
-    "polyline",
-    "polygon",
-    "path",
-    "text",
-    "tspan",
-}
+SHAPES = {"rect", "circle", "ellipse", "line", "polyline", "polygon", "path"}
+SHAPES_AND_TEXT = {"svg", "g", "title", "desc", "text", "tspan", *SHAPES}
 
 
 @functools.cache

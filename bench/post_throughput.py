@@ -28,7 +28,7 @@ round's ratio, the throughput and p50/p99 latency of both over all rounds, and l
 second, over all rounds.
 
 With ``--all-kinds``, the same is done for every registered kind in turn: each client plays
-games of that kind by the kind's scripted game (tests/fuzz_states.py: a whole game, every seat
+games of that kind by its scripted game (tests/support/fuzz_states.py: a whole game, every seat
 and the GM taking their recorded lines, secret ones through ``/sealed``), one line a post, on the
 script's seed, so every post is a command the bot applies. Prints
 ``post_throughput_ratio_<kind> <x>`` for each and last ``post_throughput_ratio_min <x>``.
@@ -287,8 +287,8 @@ def kind_feeds(db: Database, kind: str, clients: int) -> tuple[list[Feed], int]:
     """Per client, games of ``kind`` played by its scripted game (all seats and the GM, one
     line a post, sealed lines through ``/sealed``), enough for the warm-up and every round;
     returns the feeds and the script's length."""
-    from tests.fuzz_states import PLAYERS as SEATS
-    from tests.fuzz_states import script
+    from tests.support.fuzz_states import PLAYERS as SEATS
+    from tests.support.fuzz_states import script
 
     seats = SEATS[kind]
     played = script(kind, [f"s{i}" for i in range(seats)])

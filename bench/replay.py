@@ -4,7 +4,7 @@ log — against reading a stored snapshot of the state per move (a JSON round tr
     python bench/replay.py
     python bench/replay.py --all-kinds
 
-With ``--all-kinds``: each registered kind's scripted game (tests/fuzz_states.py, the game the
+With ``--all-kinds``: every kind's scripted game (tests/support/fuzz_states.py, the game the
 fuzzers and the contract test play: a whole game of each kind) is folded from its seed, best of
 nine runs in each of seven rounds over every kind (the best round kept, the slowest printed
 too), and the same JSON-snapshot baseline is taken on that game's final state. Prints
@@ -86,8 +86,8 @@ def fold(
 def all_kinds() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from app.games import GAMES
-    from tests.fuzz_states import PLAYERS as SEATS
-    from tests.fuzz_states import script
+    from tests.support.fuzz_states import PLAYERS as SEATS
+    from tests.support.fuzz_states import script
 
     print(f"machine: {machine()}")
     games = []

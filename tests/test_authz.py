@@ -20,9 +20,9 @@ from app.games import all_games, find_game
 from app.models import Base, Game, RateLimit
 from app.moderation import set_admin
 from tests.conftest import ApiUser, LiveServer
+from tests.support.load_support import fast_users, session_cookie, started_eitsuku
 from tests.test_fuzz_api import ENDPOINTS
 from tests.test_gm_http import pick
-from tests.test_load_support import fast_users, session_cookie, started_eitsuku
 
 ROLES = ("anonymous", "player", "other", "gm", "admin", "stranger")
 TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')

@@ -46,8 +46,8 @@ from app.db import Database
 from app.models import Game, Post, Thread, User, Webhook, utcnow
 from app.moderation import set_admin
 from tests.conftest import ApiUser, LiveServer
+from tests.support.load_support import fast_users, started_eitsuku
 from tests.test_fuzz_api import ENDPOINTS, check_answer
-from tests.test_load_support import fast_users, started_eitsuku
 
 ROLES = ("anonymous", "player", "other", "stranger", "gm", "admin")
 # The rule the world's game is played by, as a string no other test module uses: finished

@@ -28,8 +28,7 @@ from app.gm.replay import replay
 from app.gm.service import ensure_game_boards
 from app.models import Game, Move, Post
 from tests.conftest import TEST_SECRET, ApiUser, _create_pg_database, _drop_pg_database
-from tests.test_gm_http import pick
-from tests.test_load_support import (
+from tests.support.load_support import (
     ServeProcess,
     assert_each_command_answered_once,
     assert_numbered,
@@ -37,6 +36,7 @@ from tests.test_load_support import (
     serve_env,
     thread_posts,
 )
+from tests.test_gm_http import pick
 
 TALKERS = 12
 PLAYERS = 4

@@ -30,7 +30,7 @@ from app.db import Database
 from app.main import create_app
 from app.models import SealedCommand
 from tests.conftest import LiveServer
-from tests.test_load_support import fast_users, session_cookie
+from tests.support.load_support import fast_users, session_cookie
 
 ALERT = re.compile(r'role="alert">\s*([^<\s][^<]*)<')
 TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')

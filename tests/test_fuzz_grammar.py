@@ -1,6 +1,6 @@
 """Fuzzing every registered game's command grammar (app.games.all_games()) and the game
 master behind it, with random lines, mutations of lines that are valid at several points of a
-real game (tests/fuzz_states.py: recruiting, start, mid-turn, later weeks and rounds, pending
+real game (tests/support/fuzz_states.py: recruiting, start, mid-turn, later weeks, rounds, pending
 public and secret judgments, the end) and verbs followed by random words.
 
 Grammar: `parse` either returns a command (whose canonical line parses back to it) or raises
@@ -41,8 +41,17 @@ from app.gm.pipeline import classify_line
 from app.models import Adjustment, GamePlayer, Move, User
 from app.models import Game as GameRow
 from tests.conftest import TEST_SECRET, ApiUser, LiveServer, unique_name
-from tests.fuzz_states import DRIVERS, PLAYERS, RECRUITING, Script, Stop, Table, script, seed_lines
-from tests.test_load_support import fast_users
+from tests.support.fuzz_states import (
+    DRIVERS,
+    PLAYERS,
+    RECRUITING,
+    Script,
+    Stop,
+    Table,
+    script,
+    seed_lines,
+)
+from tests.support.load_support import fast_users
 
 GAMES = {game.kind: game for game in all_games()}
 # What typing and pasting mistakes are made of: Japanese and ASCII punctuation, full-width and
@@ -60,7 +69,7 @@ SCRIPTS = {kind: script(kind, NAMES[: PLAYERS[kind]]) for kind in DRIVERS}
 
 
 def every_stop_seed_lines(kind: str) -> list[str]:
-    """Valid lines at every stop of the scripted game (tests/fuzz_states.py): recruiting, a
+    """Valid lines at every stop of the scripted game (tests/support/fuzz_states.py): recruiting, a
     fresh start, mid-turn, later weeks and rounds, pending judgments, the end."""
     played = SCRIPTS[kind]
     return sorted({line for stop in played.stops for line in seed_lines(played, stop)})
@@ -175,7 +184,7 @@ def test_every_seed_line_parses(kind: str) -> None:
 @pytest.mark.parametrize("kind", sorted(GAMES))
 def test_every_registered_game_has_a_scripted_game(kind: str) -> None:
     """The fuzzing below starts from real games: each kind needs one played to its end."""
-    assert kind in DRIVERS, f"add a scripted {kind} game to tests/fuzz_states.py"
+    assert kind in DRIVERS, f"add a scripted {kind} game to tests/support/fuzz_states.py"
     played = SCRIPTS[kind]
     assert played.stops[0].at == RECRUITING and played.impl.is_over(played.stops[-1].state)
     turns = {played.impl.turn_key(stop.state) for stop in played.stops[1:]}

@@ -509,7 +509,7 @@ def test_a_moves_events_are_one_a_line_and_refused_sealed_commands_are_marked(
 def test_the_final_ranking_is_said_once_with_its_breakdown(session: Session) -> None:
     """What players read: the closing post gives the final ranking once (【最終結果】, each
     score with its breakdown in words), not again in the board summary or the move's events."""
-    from tests.fuzz_states import Table, script
+    from tests.support.fuzz_states import Table, script
 
     master = make_user(session)
     players = [make_user(session) for _ in range(3)]
@@ -539,7 +539,7 @@ def test_one_your_turn_notice_per_turn_not_one_per_step(session: Session, kind: 
     answer moved the step, not the turn), nor by its own post in the same turn. Between two
     notices to the same player, either that player posted or a new turn in words began."""
     from app.models import Notification, SealedCommand
-    from tests.fuzz_states import PLAYERS, Table, script
+    from tests.support.fuzz_states import PLAYERS, Table, script
 
     master = make_user(session)
     players = [make_user(session) for _ in range(PLAYERS[kind])]

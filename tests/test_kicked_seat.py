@@ -16,8 +16,8 @@ import httpx
 
 from app.db import Database
 from tests.conftest import TEST_SECRET, ApiUser
+from tests.support.load_support import fast_users, session_cookie
 from tests.test_authz_matrix import eleusis_game, page_token
-from tests.test_load_support import fast_users, session_cookie
 
 OWN_SECTION = 'id="own"'
 OWN_PICTURE = "as=me"

@@ -43,7 +43,7 @@ from app.ratelimit import (
     retry_after,
 )
 from tests.conftest import ApiUser, api_user, unique_name
-from tests.test_load_support import (
+from tests.support.load_support import (
     ServeProcess,
     fast_users,
     post_count,

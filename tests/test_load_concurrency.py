@@ -20,8 +20,7 @@ from app.gm.pipeline import made_after_undo
 from app.gm.replay import replay
 from app.models import Game, GamePlayer, Move
 from tests.conftest import ApiUser, LiveServer
-from tests.test_gm_http import pick
-from tests.test_load_support import (
+from tests.support.load_support import (
     ServeProcess,
     assert_each_command_answered_once,
     assert_numbered,
@@ -29,6 +28,7 @@ from tests.test_load_support import (
     serve_env,
     thread_posts,
 )
+from tests.test_gm_http import pick
 
 CLIENTS = 64
 POSTS_EACH = 3

@@ -34,9 +34,9 @@ from app.gm.pipeline import BOT_NAME
 from app.models import Base, Post, Thread, User
 from app.moderation import set_admin
 from tests.conftest import ApiUser, LiveServer, api_user, unique_name
+from tests.support.load_support import session_cookie
 from tests.test_fuzz_api import ENDPOINTS
 from tests.test_gm_http import new_game, pick
-from tests.test_load_support import session_cookie
 from tests.test_pages import csrf, register
 
 SECRET = "s"

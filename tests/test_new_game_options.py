@@ -25,8 +25,8 @@ from app.games import all_games
 from app.gm import options as game_options
 from app.models import Game, User
 from tests.conftest import ApiUser, LiveServer
+from tests.support.load_support import fast_users, session_cookie
 from tests.test_i18n import japanese_outside
-from tests.test_load_support import fast_users, session_cookie
 
 CHROMIUM = "/usr/bin/chromium"
 TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')

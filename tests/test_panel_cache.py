@@ -29,7 +29,7 @@ from app.web import panel_cache
 from app.web.common import game_panel
 from app.web.templating import make_templates
 from tests.conftest import TEST_SECRET, ApiUser, LiveServer, unique_name
-from tests.test_load_support import fast_users, session_cookie, started_eitsuku
+from tests.support.load_support import fast_users, session_cookie, started_eitsuku
 
 BOARD_TEXT = re.compile(r'<details class="board board-text">.*?</details>', re.S)
 LEGAL = re.compile(r'<div class="legal">.*?</div>', re.S)

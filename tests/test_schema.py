@@ -37,7 +37,7 @@ from app.db import Database
 from app.delivery import validate_url
 from app.errors import Invalid
 from tests.conftest import ApiUser, LiveServer
-from tests.test_load_support import fast_users
+from tests.support.load_support import fast_users
 
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
 # Loopback's discard port (privileged, so no test server binds it): a delivery is refused at once.

@@ -26,7 +26,7 @@ from app.gm import service as gm
 from app.models import Game, Thread, User
 from app.web import thread_cache
 from tests.conftest import TEST_SECRET, ApiUser, LiveServer, unique_name
-from tests.test_load_support import fast_users, session_cookie, started_eitsuku
+from tests.support.load_support import fast_users, session_cookie, started_eitsuku
 
 TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
 LEGAL = re.compile(r'<div class="legal">.*?</div>', re.S)

@@ -25,7 +25,7 @@ from app.db import Database
 from app.gm import replay
 from app.models import Game
 from tests.conftest import ApiUser, LiveServer
-from tests.test_load_support import fast_users, started_eitsuku
+from tests.support.load_support import fast_users, started_eitsuku
 
 SCOUTED = re.compile(r"(\S+)の山から (\S+) をスカウトしました")
 

@@ -25,7 +25,7 @@ from app.gm.results import BREAKDOWN_LABELS as APP_LABELS
 from app.models import Notification
 from app.web import messages
 from tests.conftest import TEST_SECRET, unique_name
-from tests.fuzz_states import PLAYERS, Script, Table, script
+from tests.support.fuzz_states import PLAYERS, Script, Table, script
 from tests.test_archive_helpers import make_user
 from tests.test_i18n import JAPANESE
 
@@ -42,7 +42,7 @@ def impl_of(kind: str) -> Game:
 
 
 def finished(kind: str) -> Script:
-    """The kind's scripted game (tests/fuzz_states.py), played to its end."""
+    """The kind's scripted game (tests/support/fuzz_states.py), played to its end."""
     played = script(kind, [f"p{seat}" for seat in range(PLAYERS[kind])])
     assert played.impl.is_over(played.stops[-1].state), kind
     return played

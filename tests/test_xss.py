@@ -65,7 +65,7 @@ from app.forum.service import clean_title
 from app.games.base import normalise
 from app.models import User
 from tests.conftest import ApiUser, LiveServer
-from tests.test_load_support import fast_users, password_hash, session_cookie, started_eitsuku
+from tests.support.load_support import fast_users, password_hash, session_cookie, started_eitsuku
 
 CHROMIUM = "/usr/bin/chromium"
 VECTORS = [

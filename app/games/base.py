@@ -821,6 +821,9 @@ class Game:
     # A label for each key of the result's breakdown, in Japanese marked with `N_` (the pages
     # translate it); a key ending in a number matches its entry with ``{n}`` (``round_{n}``).
     breakdown_labels: Mapping[str, str] = {}
+    # The command types whose lines name hidden things (the cards of a hand, undeclared
+    # magic): a refusal, which everyone in the thread reads, never lists them.
+    secret_commands: tuple[type, ...] = ()
 
     # -- parsing, from the parser
 
@@ -963,7 +966,14 @@ class Game:
     ) -> list[dict[str, Any]]:
         """Check `command` against the rules and run it on `state` (a copy: mutate it);
         raise RuleError when it is illegal. Actor, command type, game over and sealing were
-        checked before."""
+        checked before. By default `play`, for a game whose GM gives no game command
+        (`gm_commands` empty, so `apply` lets only seats through) and whose rules do not ask
+        whether the command came sealed."""
+        assert isinstance(actor, int), f"{self.kind}: GM commands need the game's own execute"
+        return self.play(state, actor, command, rng)
+
+    def play(self, state: State, seat: int, command: Any, rng: Rng) -> list[dict[str, Any]]:
+        """For the default `execute`: check and run one seat's command on `state`."""
         raise NotImplementedError
 
     def needs_seal(self, state: State, command: Any) -> bool | None:
@@ -1005,9 +1015,16 @@ class Game:
         return []
 
     def refusal_lines(self, state: State, actor: Actor) -> list[str]:
-        """The legal lines a refusal in the thread may show everyone. A game whose lines name
-        hidden things (the cards of a hand) leaves those out."""
-        return self.legal(state, actor)
+        """The legal lines a refusal in the thread may show everyone: the thread's lines but
+        those of a `secret_commands` type."""
+        if self.is_over(state):
+            return []
+        return [
+            command.canonical()
+            for command in self.legal_commands(state, actor)
+            if not isinstance(command, self.secret_commands)
+            and self.needs_seal(state, command) is not True
+        ]
 
     # -- reading the state
 
@@ -1030,8 +1047,22 @@ class Game:
         raise NotImplementedError
 
     def epilogue(self, state: State) -> list[str]:
-        """Once over: lines revealing every hidden part of the state (hands, secret rules)."""
-        return []
+        """Once over: lines revealing every hidden part of the state (hands, secret rules).
+        By default the heading 【<title> 種明かし】 and a line per player from `revealed`;
+        nothing where `revealed` has nothing to say (the default)."""
+        if not self.is_over(state):
+            return []
+        lines = [
+            f"・{player['name']}{shown}"
+            for player in state["players"]
+            if (shown := self.revealed(player)) is not None
+        ]
+        return [f"【{self.title_ja} 種明かし】", *lines] if lines else []
+
+    def revealed(self, player: Mapping[str, Any]) -> str | None:
+        """For the default `epilogue`: what stayed hidden of one player's entry in the state,
+        said after their name (" の手札: …"); None: nothing to reveal."""
+        return None
 
     def is_over(self, state: State) -> bool:
         return bool(state["over"])
@@ -1074,5 +1105,15 @@ class Game:
         """The turn or phase in words, for people (第2週, アイドル指名), where `turn_key` is for
         the code (week2): said in the "your turn" notification. Each form is a message of
         app/web/messages.py, so English pages translate it. Empty when there is nothing to
-        name (the default, a game over)."""
+        name (the default); `phase_or_turn` says it for most games."""
         return ""
+
+
+def phase_or_turn(state: State, turn: str, phases: Mapping[str, str] | None = None) -> str:
+    """A `Game.turn_label`: nothing once the game is over, the name `phases` gives the state's
+    ``phase`` (スキルのドラフト), else `turn` filled from the state (``"第{round}ラウンド"``)."""
+    phase = state.get("phase")
+    if state["over"] or phase == "over":
+        return ""
+    named = phases.get(phase) if phases is not None and isinstance(phase, str) else None
+    return named if named is not None else turn.format_map(state)

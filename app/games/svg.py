@@ -15,20 +15,31 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 from xml.sax.saxutils import escape
 
 __all__ = [
     "BLACK_SUIT",
+    "CONTENT_WIDTH",
     "FONT_FAMILY",
+    "HAND_LABEL",
     "INK",
+    "INNER_WIDTH",
+    "MARGIN",
     "MIN_FONT_SIZE",
     "MUTED",
+    "OWN_EDGE",
+    "PADDING",
+    "PANEL_EDGE",
     "RED_SUIT",
+    "SECTION_GAP",
+    "WAITING_CHIP",
     "WIDTH",
     "Element",
     "Node",
+    "as_int",
     "bar",
     "card_back",
     "chip",
@@ -40,8 +51,15 @@ __all__ = [
     "escape_text",
     "fit_text",
     "group",
+    "name_and_chips",
+    "note_line",
+    "player_frame",
     "playing_card",
+    "ranking_entries",
+    "ranking_row",
     "rect",
+    "section_heading",
+    "status_beside",
     "text",
     "text_width",
     "wrap_text",
@@ -502,3 +520,115 @@ def card_back(
             ),
         ]
     )
+
+
+# --------------------------------------------------------------------------- the games' page
+# The layout the games' pictures share: a column `CONTENT_WIDTH` wide between margins, made of
+# sections (a heading, then its lines) and of framed panels, one per player.
+
+MARGIN = 8
+PADDING = 8
+CONTENT_WIDTH = WIDTH - 2 * MARGIN
+INNER_WIDTH = CONTENT_WIDTH - 2 * PADDING
+SECTION_GAP = 12
+OWN_EDGE = "#1e88e5"
+PANEL_EDGE = "#bdbdbd"
+WAITING_CHIP = ("#fff8e1", "#8d6e00")
+HAND_LABEL = "あなたの手札"
+
+
+def section_heading(
+    y: float, label: str, x: float = MARGIN, *, size: float = 13, max_width: float | None = None
+) -> Element:
+    """A section's heading, `y` its top (cut to `max_width` if given)."""
+    return text(x, y + size, label, size=size, fill=MUTED, bold=True, max_width=max_width)
+
+
+def note_line(y: float, content: str) -> Element:
+    """A small grey line across the column (the start player, a sealed rule), `y` its top."""
+    return text(MARGIN, y + 13, content, size=12, fill=MUTED, max_width=CONTENT_WIDTH)
+
+
+def status_beside(label: str, status: str, y: float) -> tuple[Element, float]:
+    """Whose turn, right of the phase `label` written at the margin, or on a line of its own
+    when it is too long; returns it and the `y` it moved down to."""
+    label_width = text_width(label, 13) + 10
+    if text_width(status, 13) > CONTENT_WIDTH - label_width:
+        y += 18
+        label_width = 0
+    shown = text(
+        MARGIN + label_width,
+        y + 14,
+        status,
+        size=13,
+        bold=True,
+        max_width=CONTENT_WIDTH - label_width,
+    )
+    return shown, y
+
+
+def ranking_entries(view: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The entries of the final ranking a view's ``result`` holds (`Result.to_json`), or none."""
+    result = view.get("result")
+    entries = result.get("ranking") if isinstance(result, Mapping) else None
+    return list(entries) if entries else []
+
+
+def ranking_row(entry: Mapping[str, Any], y: float, score: str | None = None) -> list[Element]:
+    """One entry of a ranking on a line: its rank, the name (cut to fit) and the score (by
+    default its points), `y` its top."""
+    shown = f"{entry.get('score')}点" if score is None else score
+    return [
+        text(MARGIN, y + 14, f"{entry.get('rank')}位", size=14, bold=True),
+        text(MARGIN + 40, y + 14, str(entry.get("name")), size=14, max_width=CONTENT_WIDTH - 110),
+        text(WIDTH - MARGIN, y + 14, shown, size=14, anchor="end", bold=True),
+    ]
+
+
+def name_and_chips(
+    x: float,
+    y: float,
+    width: float,
+    name: str,
+    chips: Sequence[tuple[str, str, str]],
+    *,
+    wrap: float = 22,
+    below: float = 24,
+) -> tuple[list[Element], float]:
+    """A player panel's first line: the name, and its (label, fill, ink) status chips at the
+    right end, or on a line of their own (`wrap` lower) when both do not fit in `width`;
+    returns them and the `y` under them (`below` under the last line)."""
+    widths = [text_width(label, 11) + 12 for label, _fill, _ink in chips]
+    chips_width = sum(widths) + 4 * max(len(chips) - 1, 0)
+    drawn = [text(x, y + 15, name, size=15, bold=True, max_width=width)]
+    if chips and text_width(name, 15) + 8 + chips_width > width:
+        y += wrap
+        left = x
+    else:
+        left = x + width - chips_width
+    for (label, fill, ink), chip_width in zip(chips, widths, strict=True):
+        element, _width = chip(left, y, label, size=11, fill=fill, ink=ink)
+        drawn.append(element)
+        left += chip_width + 4
+    return drawn, y + below
+
+
+def player_frame(top: float, bottom: float, own: bool, *, radius: float = 8) -> Element:
+    """A player's panel frame across the column, from `top` to `bottom`: the viewer's own
+    with a thicker blue edge."""
+    edge, edge_width = (OWN_EDGE, 2) if own else (PANEL_EDGE, 1)
+    return rect(
+        MARGIN,
+        top,
+        CONTENT_WIDTH,
+        bottom - top,
+        fill="#ffffff",
+        stroke=edge,
+        radius=radius,
+        stroke_width=edge_width,
+    )
+
+
+def as_int(value: Any) -> int:
+    """A count read from a view: the int itself, anything else (None, a bool, text) 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -4,14 +4,13 @@
 Seeded games are played with legal lines only, from the draft to the end, and stopped at the
 points worth drawing: the draft, the first turn, an event to enter, after a results step, the
 last round's goal order, the final 特訓, the end. One player's name is markup. Every picture must
-parse, carry nothing that runs or loads, escape user text, be the same bytes for the same view,
-show every idol, space and the event, and show a hand only from the viewer's own view.
+show every idol, space and the event, and a hand only from the viewer's own view; what every
+kind's picture must be (safe, escaped, deterministic) is the contract's
+(tests/games/test_game_contract.py).
 """
 
 from __future__ import annotations
 
-import copy
-import json
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -25,13 +24,13 @@ import pytest
 
 from app.games.base import Rng, State
 from app.games.idolwp import game
-from app.games.idolwp.svg import HAND_LABEL, PLAYER_COLOURS, board_svg, space_amount
+from app.games.idolwp.svg import PLAYER_COLOURS, board_svg, space_amount
 from app.games.resources import resource_dir
+from app.games.svg import HAND_LABEL
 
 NS = "{http://www.w3.org/2000/svg}"
 MARKUP = "<script>x</script>&\"'"
 NAMES = ["太郎", MARKUP, "花子"]
-ALLOWED_TAGS = {"svg", "g", "title", "desc", "rect", "line", "polygon", "path", "text"}
 # What a stop is, by the state it stops at (the first state of the game that matches).
 STOPS: dict[str, Callable[[State], bool]] = {
     "指名中": lambda s: s["phase"] == "draft" and s["draft"]["index"] == 2,
@@ -119,67 +118,12 @@ def number(node: ET.Element, name: str) -> float:
 # --------------------------------------------------------------------------- every picture
 
 
-def test_every_picture_parses_as_svg_with_a_viewbox_360_wide() -> None:
-    for label, picture in pictures():
-        root = parse(picture)
-        assert root.tag == f"{NS}svg", label
-        box = [float(part) for part in root.get("viewBox", "").split()]
-        assert box[:3] == [0, 0, 360] and box[3] > 0, label
-        assert (
-            root.get("viewBox", "").split()[2:] == [root.get("width"), root.get("height")]
-            and root.get("role") == "img"
-        )
-        assert local(root[0].tag) == "title" and root[0].text
-
-
-def test_pictures_hold_no_script_foreign_object_href_or_event_attribute() -> None:
-    for label, picture in pictures():
-        assert "<script" not in picture and "javascript:" not in picture, label
-        for node in parse(picture).iter():
-            assert local(node.tag) in ALLOWED_TAGS, (label, node.tag)
-            for name in node.attrib:
-                bare = name.rsplit("}", 1)[-1].lower()
-                assert not bare.startswith("on"), (label, name)
-                assert bare not in ("href", "style", "src"), (label, name)
-
-
-def test_font_sizes_are_at_least_11_and_everything_stays_inside_the_width() -> None:
+def test_every_box_stays_inside_the_width() -> None:
     for label, picture in pictures():
         for node in parse(picture).iter():
-            size = node.get("font-size")
-            if size is not None:
-                assert float(size) >= 11, (label, size)
             if local(node.tag) == "rect":
                 assert number(node, "x") >= 0, label
                 assert number(node, "x") + number(node, "width") <= 360.01, (label, node.attrib)
-
-
-def test_the_same_view_gives_the_same_bytes() -> None:
-    for label in STOPS:
-        public = view(label)
-        own = view(label, 1)
-        first = board_svg(public, own)
-        assert board_svg(json.loads(json.dumps(public)), copy.deepcopy(own)) == first, label
-        assert board_svg(public) == board_svg(view(label)), label
-
-
-def test_player_names_are_escaped_and_read_back_exactly() -> None:
-    for label in STOPS:
-        picture = board_svg(view(label))
-        assert "<script>" not in picture
-        assert "&lt;script&gt;x&lt;/script&gt;&amp;" in picture
-        assert MARKUP in texts(picture), label
-
-
-def test_control_characters_and_long_names_still_give_a_valid_picture() -> None:
-    changed = view("途中のラウンド")
-    long_name = "長い名前" * 30
-    changed["players"][0]["name"] = "bell\x07\x00tab\tnewline\n"
-    changed["players"][1]["name"] = long_name
-    shown = texts(board_svg(changed))
-    assert "bell\ufffd\ufffdtab\tnewline\n" in shown
-    assert long_name in shown  # whole in a <title> ...
-    assert any(line.endswith("…") and long_name.startswith(line[:-1]) for line in shown)
 
 
 # --------------------------------------------------------------------------- what it shows

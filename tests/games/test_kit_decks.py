@@ -15,6 +15,7 @@ from app.games.kit.decks import (
     draw,
     expand,
     make_deck,
+    others_hands,
     put_on_bottom,
     put_on_top,
     refill,
@@ -222,3 +223,12 @@ def test_remove_cards_counts_copies() -> None:
     with pytest.raises(RuleError):
         remove_cards(hand, ["b", "b"])
     assert hand == ["b"]
+
+
+def test_others_hands_copies_every_hand_but_the_viewer_s_of_two_cards_or_more() -> None:
+    players = [{"hand": ["a", "b"]}, {"hand": ["c"]}, {"hand": ["d", "e", "f"]}, {"hand": []}]
+    hands = others_hands(players, 2)
+    assert hands == [["a", "b"]]
+    assert others_hands(players, None) == [["a", "b"], ["d", "e", "f"]]
+    hands[0].append("z")
+    assert players[0]["hand"] == ["a", "b"]

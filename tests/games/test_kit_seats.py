@@ -7,6 +7,7 @@ import pytest
 from app.games.base import Rng
 from app.games.kit.seats import (
     next_seat,
+    others,
     pass_hands,
     pass_to,
     random_seat,
@@ -76,3 +77,10 @@ def test_a_seat_that_is_not_at_the_table_is_refused() -> None:
         round_order(-1, 4)
     with pytest.raises(ValueError):
         pass_to(0, 0)
+
+
+def test_others_gives_every_seat_but_the_viewer_s_in_seat_order() -> None:
+    players = ["A", "B", "C"]
+    assert list(others(players, 1)) == [(0, "A"), (2, "C")]
+    assert list(others(players, None)) == [(0, "A"), (1, "B"), (2, "C")]
+    assert list(others(players, "gm")) == [(0, "A"), (1, "B"), (2, "C")]

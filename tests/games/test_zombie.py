@@ -17,8 +17,8 @@ from app.games import find_game
 from app.games.base import Rng, State
 from app.gm.text import render_board_summary
 from app.web.templating import make_templates
-from tests.fuzz_states import _OPTIONS, PLAYERS, script
 from tests.games.test_eitsuku_piles import _purposeful_line
+from tests.support.fuzz_states import _OPTIONS, PLAYERS, script
 
 
 def _eitsuku_with_a_dropped_seat(seed: str, dropped: int, *, zombie: bool) -> State:

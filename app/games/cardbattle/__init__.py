@@ -10,18 +10,23 @@ magic cards under a 1,000 cost limit, with cards the players design and register
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from app.games.base import Actor, Game, Rng, State, Viewer
+from app.games.base import Game, State, Viewer, phase_or_turn
 from app.games.cardbattle import rules, scoring, svg
 from app.games.cardbattle import zombie as _zombie
-from app.games.cardbattle.commands import GAME_COMMANDS, Deck, Magic
+from app.games.cardbattle.commands import GAME_COMMANDS, Magic
 from app.games.cardbattle.content import starter_pool
 from app.games.cardbattle.grammar import PARSER
 from app.games.cardbattle.rules import CardbattleOptions
 from app.games.cardbattle.view import view as _view
+from app.games.kit import seats
 
 __all__ = ["Cardbattle", "CardbattleOptions", "game"]
+
+# The phases `turn_label` names by their own words, not by the turn.
+PHASE_LABELS = {"deck": "デッキ封印", "window": "魔法の宣言"}
 
 
 class Cardbattle(Game):
@@ -35,13 +40,17 @@ class Cardbattle(Game):
     Options = CardbattleOptions
     parser = PARSER
     commands = GAME_COMMANDS
+    # MAGIC lines name undeclared magic cards; DECK lines are sealed anyway.
+    secret_commands = (Magic,)
     uses_card_registry = True
-    breakdown_labels = scoring.BREAKDOWN_LABELS
 
     def check_content(self) -> None:
         starter_pool()
 
     deal = staticmethod(rules.setup)
+    copy_state = staticmethod(rules.copy_state)
+    play = staticmethod(rules.execute)
+    legal_commands = staticmethod(rules.legal_commands)
     needs_seal = staticmethod(rules.needs_seal)
 
     def must_be_sealed_message(self, state: State, command: Any) -> str:
@@ -50,35 +59,15 @@ class Cardbattle(Game):
             "または POST /api/games/{id}/sealed)。スレッドに書いたデッキは相手に見えてしまいます。"
         )
 
-    copy_state = staticmethod(rules.copy_state)
-
-    def execute(
-        self, state: State, actor: Actor, command: Any, rng: Rng, sealed: bool
-    ) -> list[dict[str, Any]]:
-        assert isinstance(actor, int)
-        return rules.execute(state, actor, command, rng)
-
-    def legal_commands(self, state: State, actor: Actor) -> list[Any]:
-        return list(rules.legal_commands(state, actor))
-
-    def refusal_lines(self, state: State, actor: Actor) -> list[str]:
-        # MAGIC lines name undeclared magic cards; DECK lines are sealed anyway.
-        return [
-            command.canonical()
-            for command in rules.legal_commands(state, actor)
-            if not isinstance(command, Magic | Deck)
-        ]
-
     view = staticmethod(_view)
+    board_svg = staticmethod(svg.board_svg)
 
     def hidden(self, state: State, viewer: Viewer) -> list[Any]:
         """The other side's sealed deck before the reveal and its undeclared magic."""
         if viewer == "gm":
             return []
         secrets: list[Any] = []
-        for seat, player in enumerate(state["players"]):
-            if seat == viewer:
-                continue
+        for seat, player in seats.others(state["players"], viewer):
             step = state["step"]
             if step is not None and str(seat) in step["sealed"]:
                 secrets.append(step["sealed"][str(seat)]["cards"])
@@ -86,32 +75,19 @@ class Cardbattle(Game):
                 secrets.append(list(player["magic"]))
         return secrets
 
-    board_svg = staticmethod(svg.board_svg)
-
-    def epilogue(self, state: State) -> list[str]:
-        if not state["over"]:
-            return []
-        lines = ["【掲示板進行カードゲーム 種明かし】"]
-        for player in state["players"]:
-            unused = "、".join(player["magic"]) or "なし"
-            lines.append(f"・{player['name']} の宣言しなかったマジックカード: {unused}")
-        return lines
-
+    breakdown_labels = scoring.BREAKDOWN_LABELS
     result = staticmethod(scoring.result)
-    waiting_for = staticmethod(rules.waiting_for)
+
+    def revealed(self, player: Mapping[str, Any]) -> str:
+        return f" の宣言しなかったマジックカード: {'、'.join(player['magic']) or 'なし'}"
+
     default_commands = staticmethod(rules.default_commands)
     zombie = staticmethod(_zombie.zombie)
+    waiting_for = staticmethod(rules.waiting_for)
     turn_key = staticmethod(rules.turn_key)
 
     def turn_label(self, state: State) -> str:
-        phase = state["phase"]
-        if state["over"] or phase == "over":
-            return ""
-        if phase == "deck":
-            return "デッキ封印"
-        if phase == "window":
-            return "魔法の宣言"
-        return f"第{state['turn']}手番"
+        return phase_or_turn(state, "第{turn}手番", PHASE_LABELS)
 
 
 game = Cardbattle()

@@ -42,18 +42,22 @@ from app.games.cardbattle.cards import (
 )
 from app.games.cardbattle.commands import Attack, Deck, GameCommand, Magic, Pass
 from app.games.cardbattle.content import starter_pool
-from app.games.kit import secret
+from app.games.kit import legal, secret
 
 __all__ = [
     "INITIAL_COST",
+    "LAST_TURN",
+    "PLAYERS",
     "TURNS_EACH",
     "CardbattleOptions",
     "copy_state",
+    "deck_cost",
     "default_commands",
     "execute",
     "legal_commands",
     "needs_seal",
     "setup",
+    "total_cost",
     "turn_key",
     "waiting_for",
 ]
@@ -730,14 +734,7 @@ def legal_commands(state: State, actor: Actor) -> list[GameCommand]:
         state["phase"] == "window" and state["players"][actor]["magic"]
     ):
         return []
-    accepted: list[GameCommand] = []
-    for command in _candidates(state, actor):
-        try:
-            execute(copy_state(state), actor, command, Rng("legal", 0))
-        except RuleError:
-            continue
-        accepted.append(command)
-    return accepted
+    return legal.accepted(state, actor, _candidates(state, actor), execute, copy_state)
 
 
 def default_commands(state: State, seat: int) -> list[str]:

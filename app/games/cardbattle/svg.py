@@ -25,28 +25,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.games.svg import (
-    INK,
-    MUTED,
-    WIDTH,
-    Node,
-    card_back,
-    chip,
-    chip_rows,
-    document,
-    el,
-    group,
-    rect,
-    text,
-    text_width,
-    wrap_text,
-)
+from app.games import svg
+from app.games.svg import CONTENT_WIDTH, INK, INNER_WIDTH, MARGIN, MUTED, PADDING, SECTION_GAP, Node
 
-MARGIN = 8
-PADDING = 8
-CONTENT_WIDTH = WIDTH - 2 * MARGIN
-INNER_WIDTH = CONTENT_WIDTH - 2 * PADDING
-SECTION_GAP = 12
 CARD_HEIGHT = 64
 CARD_X = MARGIN + 6
 CARD_WIDTH = CONTENT_WIDTH - 12
@@ -65,8 +46,6 @@ PHASE_JA = {
 STATE_JA = {"destroyed": "破壊", "removed": "除外"}
 
 OVER_COST = "#c62828"
-OWN_EDGE = "#1e88e5"
-PANEL_EDGE = "#bdbdbd"
 CARD_FILL = "#fffdf7"
 CARD_EDGE = "#8d6e63"
 DOWN_FILL = "#eeeeee"
@@ -74,7 +53,6 @@ DOWN_INK = "#9e9e9e"
 CROSS = "#e57373"
 MAGIC_CHIP = ("#ede7f6", "#4527a0")
 OWN_MAGIC_CHIP = ("#e3f2fd", "#0d47a1")
-WAITING_CHIP = ("#fff8e1", "#8d6e00")
 PASSED_CHIP = ("#eceff1", "#455a64")
 FIRST_CHIP = ("#ffebee", "#b71c1c")
 SECOND_CHIP = ("#e8eaf6", "#283593")
@@ -87,10 +65,6 @@ PHASE_COLOURS = {
 }
 # The side colours, by seat: the card numbers and the side's stripe.
 SEAT_COLOURS = ("#c62828", "#1565c0")
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _names(values: Any) -> list[str]:
@@ -106,15 +80,11 @@ def _pack(pieces: list[str], size: float, width: float = CONTENT_WIDTH) -> list[
     (a piece too wide for a line of its own is cut with an ellipsis when drawn)."""
     lines: list[str] = []
     for piece in pieces:
-        if lines and text_width(f"{lines[-1]} {piece}", size) <= width:
+        if lines and svg.text_width(f"{lines[-1]} {piece}", size) <= width:
             lines[-1] += f" {piece}"
         else:
             lines.append(piece)
     return lines
-
-
-def _heading(y: float, label: str, x: float = MARGIN, width: float = CONTENT_WIDTH) -> Node:
-    return text(x, y + 13, label, size=13, fill=MUTED, bold=True, max_width=width)
 
 
 def _players(view: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -147,7 +117,7 @@ def _order(view: Mapping[str, Any], own: Mapping[str, Any] | None) -> list[int]:
     seat = _own_seat(own)
     top = (1 - seat) if seat is not None and count == 2 and seat in seats else None
     if top is None:
-        first = _int(view.get("first_seat"))
+        first = svg.as_int(view.get("first_seat"))
         top = first if first in seats else 0
     return [top, *[other for other in seats if other != top]]
 
@@ -156,8 +126,8 @@ def _order(view: Mapping[str, Any], own: Mapping[str, Any] | None) -> list[int]:
 
 
 def _turn_label(view: Mapping[str, Any]) -> str:
-    turn = _int(view.get("turn"))
-    turns = _int(view.get("turns")) or 20
+    turn = svg.as_int(view.get("turn"))
+    turns = svg.as_int(view.get("turns")) or 20
     if turn <= 0:
         return f"開始前(全{turns}手番)"
     return f"第{turn}手番 / {turns}"
@@ -171,7 +141,7 @@ def _status(view: Mapping[str, Any]) -> str:
         return ""
     if phase == "deck":
         return f"未封印: {'、'.join(waiting)}" if waiting else ""
-    turn = _int(view.get("turn"))
+    turn = svg.as_int(view.get("turn"))
     who = view.get("turn_player")
     if phase == "attack":
         return f"{who}の攻撃(ATTACK 待ち)"
@@ -181,22 +151,30 @@ def _status(view: Mapping[str, Any]) -> str:
 
 
 def _header(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
-    parts: list[Node] = [text(MARGIN, y + 19, TITLE, size=16, bold=True)]
-    parts.append(text(WIDTH - MARGIN, y + 19, _turn_label(view), size=14, anchor="end", bold=True))
+    parts: list[Node] = [svg.text(MARGIN, y + 19, TITLE, size=16, bold=True)]
+    parts.append(
+        svg.text(svg.WIDTH - MARGIN, y + 19, _turn_label(view), size=14, anchor="end", bold=True)
+    )
     y += 28
     phase = "over" if view.get("over") else str(view.get("phase"))
     fill, ink = PHASE_COLOURS.get(phase, PHASE_COLOURS["deck"])
-    badge, badge_width = chip(MARGIN, y, PHASE_JA.get(phase, phase), size=13, fill=fill, ink=ink)
+    badge, badge_width = svg.chip(
+        MARGIN, y, PHASE_JA.get(phase, phase), size=13, fill=fill, ink=ink
+    )
     parts.append(badge)
     status = _status(view)
     if status:
         room = CONTENT_WIDTH - badge_width - 8
-        if text_width(status, 13) > room:
+        if svg.text_width(status, 13) > room:
             y += 25
-            parts.append(text(MARGIN, y + 14, status, size=13, bold=True, max_width=CONTENT_WIDTH))
+            parts.append(
+                svg.text(MARGIN, y + 14, status, size=13, bold=True, max_width=CONTENT_WIDTH)
+            )
         else:
             parts.append(
-                text(MARGIN + badge_width + 8, y + 15, status, size=13, bold=True, max_width=room)
+                svg.text(
+                    MARGIN + badge_width + 8, y + 15, status, size=13, bold=True, max_width=room
+                )
             )
     y += 26
     if phase == "window":
@@ -207,18 +185,20 @@ def _header(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
             pieces[0] += " ・"
             pieces.append(f"待ち: {'、'.join(waiting)}")
         for row in _pack(pieces, 12):
-            parts.append(text(MARGIN, y + 13, row, size=12, max_width=CONTENT_WIDTH))
+            parts.append(svg.text(MARGIN, y + 13, row, size=12, max_width=CONTENT_WIDTH))
             y += 16
         y += 2
     dice = view.get("dice") or []
     players = _players(view)
     if len(dice) == len(players) and players:
         pieces = [
-            f"{player.get('name')} {_int(die)}" + (" ・" if index < len(players) - 1 else "")
+            f"{player.get('name')} {svg.as_int(die)}" + (" ・" if index < len(players) - 1 else "")
             for index, (player, die) in enumerate(zip(players, dice, strict=True))
         ]
         for row in _pack(["先攻決めのダイス:", *pieces, f"→ 先攻 {view.get('first')}"], 12):
-            parts.append(text(MARGIN, y + 13, row, size=12, fill=MUTED, max_width=CONTENT_WIDTH))
+            parts.append(
+                svg.text(MARGIN, y + 13, row, size=12, fill=MUTED, max_width=CONTENT_WIDTH)
+            )
             y += 16
         y += 2
     return parts, y + SECTION_GAP - 4
@@ -237,15 +217,15 @@ def _result(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     y += 6
     winner = view.get("winner")
     shown = f"勝者: {winner}" if winner is not None else "引き分け"
-    inner.append(text(x, y + 17, shown, size=16, fill=ink, bold=True, max_width=INNER_WIDTH))
+    inner.append(svg.text(x, y + 17, shown, size=16, fill=ink, bold=True, max_width=INNER_WIDTH))
     y += 24
     reason = view.get("reason")
     if reason:
-        for row in wrap_text(str(reason), INNER_WIDTH, 12):
-            inner.append(text(x, y + 13, row, size=12))
+        for row in svg.wrap_text(str(reason), INNER_WIDTH, 12):
+            inner.append(svg.text(x, y + 13, row, size=12))
             y += 17
     y += 6
-    frame = rect(
+    frame = svg.rect(
         MARGIN, top, CONTENT_WIDTH, y - top, fill=fill, stroke=ink, radius=8, stroke_width=1
     )
     return [frame, *inner], y + SECTION_GAP
@@ -257,9 +237,9 @@ def _result(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
 def _side_chips(
     view: Mapping[str, Any], player: Mapping[str, Any], own_seat: int | None
 ) -> list[tuple[str, str, str]]:
-    seat = _int(player.get("seat"))
+    seat = svg.as_int(player.get("seat"))
     chips: list[tuple[str, str, str]] = []
-    first = _int(view.get("first_seat")) == seat
+    first = svg.as_int(view.get("first_seat")) == seat
     chips.append(("先攻" if first else "後攻", *(FIRST_CHIP if first else SECOND_CHIP)))
     if own_seat == seat:
         chips.append(("あなた", "#1e88e5", "#ffffff"))
@@ -268,7 +248,7 @@ def _side_chips(
         if winner is None:
             chips.append(("引き分け", *PASSED_CHIP))
         elif winner == player.get("name"):
-            chips.append(("勝ち", *WAITING_CHIP))
+            chips.append(("勝ち", *svg.WAITING_CHIP))
         else:
             chips.append(("負け", *PASSED_CHIP))
         return chips
@@ -279,41 +259,41 @@ def _side_chips(
         if player.get("sealed"):
             chips.append(("封印済み", *SEALED_CHIP))
         else:
-            chips.append(("未封印", *WAITING_CHIP))
+            chips.append(("未封印", *svg.WAITING_CHIP))
     elif phase == "attack":
         if waiting:
-            chips.append(("攻撃待ち", *WAITING_CHIP))
+            chips.append(("攻撃待ち", *svg.WAITING_CHIP))
     elif phase == "window":
         if name in _names(view.get("passed")):
             chips.append(("PASS済み", *PASSED_CHIP))
         elif waiting:
-            chips.append(("PASS/魔法待ち", *WAITING_CHIP))
+            chips.append(("PASS/魔法待ち", *svg.WAITING_CHIP))
     return chips
 
 
 def _cost_line(player: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     """総コスト against 1,000 as a bar (red when over), the deck cost beside it."""
-    total = _int(player.get("total_cost"))
-    deck = _int(player.get("deck_cost"))
+    total = svg.as_int(player.get("total_cost"))
+    deck = svg.as_int(player.get("deck_cost"))
     over = total > COST_LIMIT
     colour = OVER_COST if over else "#43a047"
     x = MARGIN + PADDING
     label = "総コスト"
-    label_width = text_width(label, 12) + 8
+    label_width = svg.text_width(label, 12) + 8
     value = f"{total} / {COST_LIMIT}"
-    value_width = text_width(value, 13) + 8
+    value_width = svg.text_width(value, 13) + 8
     track_x = x + label_width
     track_width = INNER_WIDTH - label_width - value_width
     filled = track_width * min(max(total, 0), COST_LIMIT) / COST_LIMIT
     middle = y + 9
     parts: list[Node] = [
-        text(x, y + 13, label, size=12, fill=MUTED),
-        rect(track_x, middle - 5, track_width, 10, fill="#e0e0e0", radius=3),
+        svg.text(x, y + 13, label, size=12, fill=MUTED),
+        svg.rect(track_x, middle - 5, track_width, 10, fill="#e0e0e0", radius=3),
     ]
     if filled > 0:
-        parts.append(rect(track_x, middle - 5, filled, 10, fill=colour, radius=3))
+        parts.append(svg.rect(track_x, middle - 5, filled, 10, fill=colour, radius=3))
     parts += [
-        text(
+        svg.text(
             x + INNER_WIDTH,
             y + 14,
             value,
@@ -330,7 +310,9 @@ def _cost_line(player: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     if over:
         detail += " ・ 1000超過(敗北条件)"
     parts.append(
-        text(x, y + 12, detail, size=11, fill=OVER_COST if over else MUTED, max_width=INNER_WIDTH)
+        svg.text(
+            x, y + 12, detail, size=11, fill=OVER_COST if over else MUTED, max_width=INNER_WIDTH
+        )
     )
     return parts, y + 18
 
@@ -338,21 +320,21 @@ def _cost_line(player: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
 def _magic_line(player: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     """The declared magic by name, then the undeclared ones as card backs."""
     x = MARGIN + PADDING
-    parts: list[Node] = [text(x, y + 14, "魔法", size=12, fill=MUTED, bold=True)]
+    parts: list[Node] = [svg.text(x, y + 14, "魔法", size=12, fill=MUTED, bold=True)]
     left = x + 34
     room = x + INNER_WIDTH - left
     used = [(f"{name} 宣言済み", *MAGIC_CHIP) for name in _names(player.get("magic_used"))]
-    count = _int(player.get("magic_left"))
+    count = svg.as_int(player.get("magic_left"))
     height = 20.0
     if used:
-        drawn, height = chip_rows(left, y, room, used)
+        drawn, height = svg.chip_rows(left, y, room, used)
         parts.append(drawn)
         y += height + 4
     if count:
         for index in range(count):
-            parts.append(card_back(left + index * 18, y, width=15, height=21))
+            parts.append(svg.card_back(left + index * 18, y, width=15, height=21))
         parts.append(
-            text(
+            svg.text(
                 left + count * 18 + 4,
                 y + 15,
                 f"未宣言 {count}枚",
@@ -362,7 +344,7 @@ def _magic_line(player: Mapping[str, Any], y: float) -> tuple[list[Node], float]
         )
         y += 25
     elif not used:
-        parts.append(text(left, y + 14, "なし", size=12, fill=DOWN_INK))
+        parts.append(svg.text(left, y + 14, "なし", size=12, fill=DOWN_INK))
         y += 20
     return parts, y
 
@@ -373,15 +355,19 @@ def _own_magic(entry: Mapping[str, Any] | None, y: float) -> tuple[list[Node], f
     x = MARGIN + PADDING
     magic = _names(entry.get("magic"))
     parts: list[Node] = [
-        text(x, y + 13, OWN_MAGIC_LABEL, size=12, fill=OWN_EDGE, bold=True, max_width=INNER_WIDTH)
+        svg.text(
+            x, y + 13, OWN_MAGIC_LABEL, size=12, fill=svg.OWN_EDGE, bold=True, max_width=INNER_WIDTH
+        )
     ]
     y += 18
     if magic:
-        drawn, height = chip_rows(x, y, INNER_WIDTH, [(name, *OWN_MAGIC_CHIP) for name in magic])
+        drawn, height = svg.chip_rows(
+            x, y, INNER_WIDTH, [(name, *OWN_MAGIC_CHIP) for name in magic]
+        )
         parts.append(drawn)
         y += height + 4
     else:
-        parts.append(text(x, y + 13, "なし", size=12, fill=DOWN_INK))
+        parts.append(svg.text(x, y + 13, "なし", size=12, fill=DOWN_INK))
         y += 18
     return parts, y
 
@@ -391,10 +377,10 @@ def _pool_line(view: Mapping[str, Any], name: str) -> str:
     if not isinstance(card, Mapping):
         return name
     if card.get("kind") == "magic":
-        return f"{name}(魔法) コスト{_int(card.get('cost'))}"
+        return f"{name}(魔法) コスト{svg.as_int(card.get('cost'))}"
     return (
-        f"{name} コスト{_int(card.get('cost'))} 攻撃{_int(card.get('attack'))} "
-        f"耐久{_int(card.get('durability'))}"
+        f"{name} コスト{svg.as_int(card.get('cost'))} 攻撃{svg.as_int(card.get('attack'))} "
+        f"耐久{svg.as_int(card.get('durability'))}"
     )
 
 
@@ -409,17 +395,21 @@ def _sealed_deck(
         return [], y
     x = MARGIN + PADDING
     parts: list[Node] = [
-        text(x, y + 13, SEALED_LABEL, size=12, fill=OWN_EDGE, bold=True, max_width=INNER_WIDTH)
+        svg.text(
+            x, y + 13, SEALED_LABEL, size=12, fill=svg.OWN_EDGE, bold=True, max_width=INNER_WIDTH
+        )
     ]
     y += 18
     for number, name in enumerate(_names(deck.get("cards")), start=1):
         parts.append(
-            text(x, y + 13, f"{number}. {_pool_line(view, name)}", size=12, max_width=INNER_WIDTH)
+            svg.text(
+                x, y + 13, f"{number}. {_pool_line(view, name)}", size=12, max_width=INNER_WIDTH
+            )
         )
         y += 17
     magic = _names(deck.get("magic"))
     line = "魔法: " + ("、".join(magic) if magic else "なし")
-    parts.append(text(x, y + 13, line, size=12, max_width=INNER_WIDTH))
+    parts.append(svg.text(x, y + 13, line, size=12, max_width=INNER_WIDTH))
     return parts, y + 18
 
 
@@ -439,26 +429,26 @@ def _card(card: Mapping[str, Any], number: int, seat: int, y: float) -> tuple[No
     width = CARD_WIDTH
     inner_x = x + PADDING
     right = x + width - PADDING
-    shield = _int(card.get("shield"))
+    shield = svg.as_int(card.get("shield"))
     shield_label = f"防御 {shield}"
-    shield_width = text_width(shield_label, 11) + 12 if shield else 0.0
+    shield_width = svg.text_width(shield_label, 11) + 12 if shield else 0.0
     ability = card.get("ability")
     used = bool(card.get("ability_used"))
     mark = "使用済み" if used else "未使用"
-    mark_width = text_width(mark, 11)
+    mark_width = svg.text_width(mark, 11)
     described = f"能力 {ability}" if ability else "能力なし"
     room = right - mark_width - 8 - inner_x
-    own_line = bool(shield) and text_width(described, 12) > room - shield_width - 6
+    own_line = bool(shield) and svg.text_width(described, 12) > room - shield_width - 6
     height = CARD_HEIGHT + (18 if own_line else 0)
     state = str(card.get("state") or "active")
     down = state != "active"
     ink = DOWN_INK if down else INK
     muted = DOWN_INK if down else MUTED
     name = str(card.get("name"))
-    parts: list[Node] = [el("title", name)]
+    parts: list[Node] = [svg.el("title", name)]
     if state == "removed":
         parts.append(
-            rect(
+            svg.rect(
                 x,
                 y,
                 width,
@@ -472,7 +462,7 @@ def _card(card: Mapping[str, Any], number: int, seat: int, y: float) -> tuple[No
         )
     else:
         parts.append(
-            rect(
+            svg.rect(
                 x,
                 y,
                 width,
@@ -486,7 +476,7 @@ def _card(card: Mapping[str, Any], number: int, seat: int, y: float) -> tuple[No
     if state == "destroyed":
         # A light ✕ across the card, under its text.
         parts.append(
-            el(
+            svg.el(
                 "path",
                 d=(
                     f"M{x + 12} {y + 6}L{x + width - 12} {y + height - 6}"
@@ -499,19 +489,23 @@ def _card(card: Mapping[str, Any], number: int, seat: int, y: float) -> tuple[No
         )
     # Line 1: number, name, state, cost.
     parts.append(
-        el("circle", cx=inner_x + 9, cy=y + 14, r=9, fill=DOWN_INK if down else _seat_colour(seat))
+        svg.el(
+            "circle", cx=inner_x + 9, cy=y + 14, r=9, fill=DOWN_INK if down else _seat_colour(seat)
+        )
     )
     parts.append(
-        text(inner_x + 9, y + 18, str(number), size=12, fill="#ffffff", anchor="middle", bold=True)
+        svg.text(
+            inner_x + 9, y + 18, str(number), size=12, fill="#ffffff", anchor="middle", bold=True
+        )
     )
-    cost = f"コスト {_int(card.get('cost'))}"
-    cost_width = text_width(cost, 12)
-    parts.append(text(right, y + 18, cost, size=12, fill=muted, anchor="end"))
+    cost = f"コスト {svg.as_int(card.get('cost'))}"
+    cost_width = svg.text_width(cost, 12)
+    parts.append(svg.text(right, y + 18, cost, size=12, fill=muted, anchor="end"))
     name_room = right - cost_width - 8 - (inner_x + 24)
     if down:
         label = STATE_JA.get(state, state)
-        label_chip, label_width = chip(
-            right - cost_width - 8 - (text_width(label, 12) + 12),
+        label_chip, label_width = svg.chip(
+            right - cost_width - 8 - (svg.text_width(label, 12) + 12),
             y + 5,
             label,
             size=12,
@@ -522,37 +516,37 @@ def _card(card: Mapping[str, Any], number: int, seat: int, y: float) -> tuple[No
         name_room -= label_width + 6
         parts.append(label_chip)
     parts.append(
-        text(inner_x + 24, y + 19, name, size=14, fill=ink, bold=True, max_width=name_room)
+        svg.text(inner_x + 24, y + 19, name, size=14, fill=ink, bold=True, max_width=name_room)
     )
     # Line 2: attack, durability bar.
     line2 = y + 40
-    attack = _int(card.get("attack"))
+    attack = svg.as_int(card.get("attack"))
     base = card.get("base_attack")
-    parts.append(text(inner_x, line2, "攻撃", size=11, fill=muted))
-    parts.append(text(inner_x + 26, line2, str(attack), size=14, fill=ink, bold=True))
-    bonus_x = inner_x + 26 + text_width(str(attack), 14) + 3
+    parts.append(svg.text(inner_x, line2, "攻撃", size=11, fill=muted))
+    parts.append(svg.text(inner_x + 26, line2, str(attack), size=14, fill=ink, bold=True))
+    bonus_x = inner_x + 26 + svg.text_width(str(attack), 14) + 3
     if isinstance(base, int) and not isinstance(base, bool) and base != attack:
-        parts.append(text(bonus_x, line2, f"(+{attack - base})", size=11, fill=muted))
-    left = _int(card.get("durability"))
-    maximum = _int(card.get("max_durability"))
+        parts.append(svg.text(bonus_x, line2, f"(+{attack - base})", size=11, fill=muted))
+    left = svg.as_int(card.get("durability"))
+    maximum = svg.as_int(card.get("max_durability"))
     bar_x = inner_x + 104
-    parts.append(text(bar_x, line2, "耐久", size=11, fill=muted))
+    parts.append(svg.text(bar_x, line2, "耐久", size=11, fill=muted))
     value = f"{left}/{maximum}"
-    value_width = text_width(value, 13)
+    value_width = svg.text_width(value, 13)
     track_x = bar_x + 26
     track_width = right - value_width - 6 - track_x
     filled = 0.0 if maximum <= 0 else track_width * min(max(left, 0), maximum) / maximum
-    parts.append(rect(track_x, line2 - 9, track_width, 9, fill="#e0e0e0", radius=3))
+    parts.append(svg.rect(track_x, line2 - 9, track_width, 9, fill="#e0e0e0", radius=3))
     if filled > 0:
         colour = DOWN_INK if down else _durability_colour(left, maximum)
-        parts.append(rect(track_x, line2 - 9, filled, 9, fill=colour, radius=3))
-    parts.append(text(right, line2, value, size=13, fill=ink, anchor="end", bold=True))
+        parts.append(svg.rect(track_x, line2 - 9, filled, 9, fill=colour, radius=3))
+    parts.append(svg.text(right, line2, value, size=13, fill=ink, anchor="end", bold=True))
     # Line 3: shield, ability, used (the ability on line 4 when it does not fit beside the
     # shield).
     line3 = y + 58
     ability_x: float = inner_x
     if shield:
-        shield_chip, _width = chip(
+        shield_chip, _width = svg.chip(
             inner_x, line3 - 14, shield_label, size=11, fill="#e0f2f1", ink="#00695c"
         )
         parts.append(shield_chip)
@@ -562,10 +556,12 @@ def _card(card: Mapping[str, Any], number: int, seat: int, y: float) -> tuple[No
             ability_x += shield_width + 6
     if ability:
         parts.append(
-            text(right, line3, mark, size=11, fill=DOWN_INK if used else "#2e7d32", anchor="end")
+            svg.text(
+                right, line3, mark, size=11, fill=DOWN_INK if used else "#2e7d32", anchor="end"
+            )
         )
     parts.append(
-        text(
+        svg.text(
             ability_x,
             line3,
             described,
@@ -574,7 +570,7 @@ def _card(card: Mapping[str, Any], number: int, seat: int, y: float) -> tuple[No
             max_width=right - (mark_width + 8 if ability else 0) - ability_x,
         )
     )
-    return group(parts), height
+    return svg.group(parts), height
 
 
 def _side(
@@ -583,7 +579,7 @@ def _side(
     own: Mapping[str, Any] | None,
     y: float,
 ) -> tuple[list[Node], float]:
-    seat = _int(player.get("seat"))
+    seat = svg.as_int(player.get("seat"))
     own_seat = _own_seat(own)
     mine = own_seat == seat
     top = y
@@ -591,10 +587,10 @@ def _side(
     x = MARGIN + PADDING
     y += 6
     panel.append(
-        text(x, y + 17, str(player.get("name")), size=16, bold=True, max_width=INNER_WIDTH)
+        svg.text(x, y + 17, str(player.get("name")), size=16, bold=True, max_width=INNER_WIDTH)
     )
     y += 24
-    drawn, height = chip_rows(x, y, INNER_WIDTH, _side_chips(view, player, own_seat))
+    drawn, height = svg.chip_rows(x, y, INNER_WIDTH, _side_chips(view, player, own_seat))
     panel.append(drawn)
     y += height + 8
     entry = _own_entry(own) if mine else None
@@ -614,17 +610,17 @@ def _side(
             panel.append(card_node)
             y += card_height + CARD_GAP
     y += 4
-    frame = rect(
+    frame = svg.rect(
         MARGIN,
         top,
         CONTENT_WIDTH,
         y - top,
         fill="#f3f8ff" if mine else "#fafafa",
-        stroke=OWN_EDGE if mine else PANEL_EDGE,
+        stroke=svg.OWN_EDGE if mine else svg.PANEL_EDGE,
         radius=8,
         stroke_width=1.5 if mine else 1,
     )
-    stripe = rect(MARGIN, top + 8, 4, y - top - 16, fill=_seat_colour(seat), radius=2)
+    stripe = svg.rect(MARGIN, top + 8, 4, y - top - 16, fill=_seat_colour(seat), radius=2)
     return [frame, stripe, *panel], y + SECTION_GAP
 
 
@@ -637,7 +633,7 @@ COLUMNS = (("攻撃", 96), ("対象", 96), ("ダメージ", 82), ("残り", 34),
 def _log_heading(view: Mapping[str, Any]) -> str:
     """Which turn the rows are of: the log is the last attack's (this turn's in the magic
     window, the previous one's while the next attack is awaited)."""
-    turn = _int(view.get("turn"))
+    turn = svg.as_int(view.get("turn"))
     phase = view.get("phase")
     if phase == "attack":
         turn -= 1
@@ -645,7 +641,7 @@ def _log_heading(view: Mapping[str, Any]) -> str:
         return "直前の攻撃の結果"
     if turn <= 0:
         return "直前の攻撃の結果"
-    first = _int(view.get("first_seat"))
+    first = svg.as_int(view.get("first_seat"))
     seat = first if turn % 2 == 1 else 1 - first
     players = _players(view)
     who = players[seat].get("name") if seat < len(players) else None
@@ -656,38 +652,40 @@ def _log(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     rows = [row for row in view.get("log") or [] if isinstance(row, Mapping)]
     if not rows:
         return [], y
-    parts: list[Node] = [_heading(y, _log_heading(view))]
+    parts: list[Node] = [svg.section_heading(y, _log_heading(view), max_width=CONTENT_WIDTH)]
     y += 20
     lefts = []
     left = MARGIN
     for _label, width in COLUMNS:
         lefts.append(left)
         left += width
-    parts.append(rect(MARGIN, y, CONTENT_WIDTH, 20, fill="#eceff1", radius=3))
+    parts.append(svg.rect(MARGIN, y, CONTENT_WIDTH, 20, fill="#eceff1", radius=3))
     for (label, width), column_x in zip(COLUMNS, lefts, strict=True):
         if label:
             parts.append(
-                text(column_x + 4, y + 14, label, size=11, fill=MUTED, bold=True, max_width=width)
+                svg.text(
+                    column_x + 4, y + 14, label, size=11, fill=MUTED, bold=True, max_width=width
+                )
             )
     y += 20
     for index, row in enumerate(rows):
         if index % 2:
-            parts.append(rect(MARGIN, y, CONTENT_WIDTH, 22, fill="#fafafa"))
+            parts.append(svg.rect(MARGIN, y, CONTENT_WIDTH, 22, fill="#fafafa"))
         destroyed = bool(row.get("destroyed"))
-        blocked = _int(row.get("blocked"))
-        damage = str(_int(row.get("damage"))) + (f"(防{blocked})" if blocked else "")
+        blocked = svg.as_int(row.get("blocked"))
+        damage = str(svg.as_int(row.get("damage"))) + (f"(防{blocked})" if blocked else "")
         cells = (
-            f"{_int(row.get('attacker_number'))} {row.get('attacker')}",
-            f"→{_int(row.get('target_number'))} {row.get('target')}",
+            f"{svg.as_int(row.get('attacker_number'))} {row.get('attacker')}",
+            f"→{svg.as_int(row.get('target_number'))} {row.get('target')}",
             damage,
-            str(_int(row.get("left"))),
+            str(svg.as_int(row.get("left"))),
             "破壊" if destroyed else "―",
         )
         for column, (cell, column_x, (_label, width)) in enumerate(
             zip(cells, lefts, COLUMNS, strict=True)
         ):
             parts.append(
-                text(
+                svg.text(
                     column_x + 4,
                     y + 15,
                     cell,
@@ -699,13 +697,13 @@ def _log(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
             )
         y += 22
     parts.append(
-        el(
+        svg.el(
             "line",
             x1=MARGIN,
             y1=y,
             x2=MARGIN + CONTENT_WIDTH,
             y2=y,
-            stroke=PANEL_EDGE,
+            stroke=svg.PANEL_EDGE,
             stroke_width=1,
         )
     )
@@ -731,4 +729,4 @@ def board_svg(view: Mapping[str, Any], own: Mapping[str, Any] | None = None) -> 
             drawn, y = _log(view, y)
             parts += drawn
     title = f"{TITLE} {_turn_label(view)}"
-    return document(WIDTH, y, title, parts)
+    return svg.document(svg.WIDTH, y, title, parts)

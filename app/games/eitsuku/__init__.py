@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.games.base import Actor, Game, Rng, State, Viewer
+from app.games.base import Actor, Game, Rng, State, Viewer, phase_or_turn
 from app.games.eitsuku import rules, scoring, svg
 from app.games.eitsuku import zombie as _zombie
 from app.games.eitsuku.commands import GAME_COMMANDS, GM_COMMANDS, Shuffle
@@ -62,8 +62,7 @@ class Eitsuku(Game):
 
     undo_lines = staticmethod(rules.undo_lines)
 
-    def legal_commands(self, state: State, actor: Actor) -> list[Any]:
-        return list(rules.legal_commands(state, actor))
+    legal_commands = staticmethod(rules.legal_commands)
 
     view = staticmethod(_view)
     board_svg = staticmethod(svg.board_svg)
@@ -76,7 +75,7 @@ class Eitsuku(Game):
         return "over" if state["over"] else f"week{state['week']}"
 
     def turn_label(self, state: State) -> str:
-        return "" if state["over"] else f"第{state['week']}週"
+        return phase_or_turn(state, "第{week}週")
 
     def hidden(self, state: State, viewer: Viewer) -> list[Any]:
         # Nothing but the order of the closed decks, which no one ever sees (R 2−2).

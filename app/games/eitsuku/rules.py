@@ -73,6 +73,7 @@ from app.games.eitsuku.events import (
     STRIKE,
     event_deck_cards,
 )
+from app.games.kit.dice import roll_one
 
 Events = list[dict[str, Any]]
 
@@ -265,7 +266,7 @@ def setup(players: list[str], rng: Rng, edition: int = EDITION) -> tuple[State, 
             _take_from_pile(state, player, SMALL, START_SMALL)
             _take_from_pile(state, player, MEDIUM, START_MEDIUM)
         for _ in range(START_ROLES):
-            face = rng.randint(1, 6)
+            face = roll_one(rng)
             player["dice"].append(face)
             if face == CHOICE_FACE:
                 player["pending_choices"] += 1

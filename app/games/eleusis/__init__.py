@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.games.base import Actor, Game, Rng, State, Viewer
+from app.games.base import Actor, Game, Rng, State, Viewer, phase_or_turn
 from app.games.eleusis import rules, scoring, svg
 from app.games.eleusis import zombie as _zombie
 from app.games.eleusis.commands import GAME_COMMANDS, ChooseParent, EndRound, Play, SealRule
@@ -21,6 +21,7 @@ from app.games.eleusis.grammar import parse as _parse
 from app.games.eleusis.rules import EleusisOptions
 from app.games.eleusis.view import epilogue as _epilogue
 from app.games.eleusis.view import view as _view
+from app.games.kit import decks
 
 __all__ = ["Eleusis", "EleusisOptions", "game"]
 
@@ -44,6 +45,8 @@ class Eleusis(Game):
     parser = PARSER
     commands = GAME_COMMANDS
     gm_commands = (EndRound, ChooseParent)
+    # PLAY lines name the cards of the player's hand; a refusal is read by everyone.
+    secret_commands = (Play,)
     breakdown_labels = scoring.BREAKDOWN_LABELS
 
     def parse(self, line: str) -> Any:
@@ -68,16 +71,7 @@ class Eleusis(Game):
     ) -> list[dict[str, Any]]:
         return rules.execute(state, actor, command, rng, sealed)
 
-    def legal_commands(self, state: State, actor: Actor) -> list[Any]:
-        return list(rules.legal_commands(state, actor))
-
-    def refusal_lines(self, state: State, actor: Actor) -> list[str]:
-        # PLAY lines name the cards of the player's hand; a refusal is read by everyone.
-        return [
-            command.canonical()
-            for command in rules.legal_commands(state, actor)
-            if not isinstance(command, Play) and rules.needs_seal(state, command) is not True
-        ]
+    legal_commands = staticmethod(rules.legal_commands)
 
     def examples(self, state: State, actor: Actor) -> list[tuple[str, bool]]:
         shown: list[tuple[str, bool]] = []
@@ -94,11 +88,7 @@ class Eleusis(Game):
         """Every hand but the viewer's, the deck's order and the sealed rule, while hidden."""
         if viewer == "gm":
             return []
-        secrets: list[Any] = [
-            list(player["hand"])
-            for seat, player in enumerate(state["players"])
-            if seat != viewer and len(player["hand"]) > 1
-        ]
+        secrets: list[Any] = decks.others_hands(state["players"], viewer)
         if len(state["deck"]) > 1:
             secrets.append(list(state["deck"]))
         if state["rule"] is not None and not state["over"] and viewer != state["parent"]:
@@ -115,7 +105,7 @@ class Eleusis(Game):
     turn_key = staticmethod(rules.turn_key)
 
     def turn_label(self, state: State) -> str:
-        return "" if state["over"] else f"第{state['round']}ラウンド"
+        return phase_or_turn(state, "第{round}ラウンド")
 
 
 game = Eleusis()

@@ -22,26 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.games.svg import (
-    INK,
-    MUTED,
-    WIDTH,
-    Node,
-    card_back,
-    chip,
-    count_badge,
-    document,
-    el,
-    group,
-    playing_card,
-    rect,
-    text,
-    text_width,
-    wrap_text,
-)
+from app.games import svg
+from app.games.svg import CONTENT_WIDTH, INK, MARGIN, MUTED, SECTION_GAP, WIDTH, Node
 
-MARGIN = 8
-CONTENT_WIDTH = WIDTH - 2 * MARGIN
 CARD_WIDTH = 40
 CARD_HEIGHT = 56
 CARD_GAP = 3
@@ -49,12 +32,10 @@ CARDS_PER_ROW = (CONTENT_WIDTH + CARD_GAP) // (CARD_WIDTH + CARD_GAP)
 # A failed card shows its top corner (rank and suit) above the next one in its column.
 FAILED_STEP = 20
 FAILED_RUN_GAP = 6
-SECTION_GAP = 12
 
 FAILED_FILL = "#eceff1"
 FAILED_EDGE = "#90a4ae"
 PROPHET = "#6a1b9a"
-OWN_EDGE = "#1e88e5"
 PHASE_JA = {
     "rule": "親のルール待ち",
     "play": "プレイ中",
@@ -64,11 +45,6 @@ PHASE_JA = {
 # What a player the bot waits for is to do, by phase.
 WAITING_JA = {"rule": "ルール待ち", "play": "手番", "judge": "判定待ち"}
 MODE_JA = {"formal": "形式ルール", "hand": "文章のルール"}
-HAND_LABEL = "あなたの手札"
-
-
-def _heading(y: float, label: str) -> Node:
-    return text(MARGIN, y + 13, label, size=13, fill=MUTED, bold=True)
 
 
 def _cards(card_list: Any) -> list[str]:
@@ -76,14 +52,14 @@ def _cards(card_list: Any) -> list[str]:
 
 
 def _header(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
-    parts: list[Node] = [text(MARGIN, y + 20, "新新エリューシス", size=18, bold=True)]
+    parts: list[Node] = [svg.text(MARGIN, y + 20, "新新エリューシス", size=18, bold=True)]
     rounds = view.get("rounds")
     when = f"第{view.get('round')}ラウンド" + (f" / 全{rounds}" if rounds is not None else "")
-    parts.append(text(WIDTH - MARGIN, y + 20, when, size=14, anchor="end", bold=True))
+    parts.append(svg.text(WIDTH - MARGIN, y + 20, when, size=14, anchor="end", bold=True))
     y += 30
     parent = view.get("parent")
     parts.append(
-        text(
+        svg.text(
             MARGIN,
             y + 14,
             f"親: {parent if parent is not None else '未定'}",
@@ -100,7 +76,7 @@ def _header(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
         waiting = [str(name) for name in view.get("waiting_for") or []]
         if waiting:
             status = f"{status}: {'、'.join(waiting)}"
-    parts.append(text(MARGIN, y + 14, status, size=13, bold=True, max_width=CONTENT_WIDTH))
+    parts.append(svg.text(MARGIN, y + 14, status, size=13, bold=True, max_width=CONTENT_WIDTH))
     y += 20
     mode = view.get("mode")
     rule_hash = view.get("rule_hash")
@@ -108,30 +84,19 @@ def _header(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
         sealed = MODE_JA.get(str(mode), str(mode)) if mode is not None else "ルール"
         if rule_hash:
             sealed += f"(封印 SHA-256 {str(rule_hash)[:16]}…)"
-        parts.append(text(MARGIN, y + 13, sealed, size=12, fill=MUTED, max_width=CONTENT_WIDTH))
+        parts.append(svg.note_line(y, sealed))
         y += 18
     return parts, y + SECTION_GAP - 4
 
 
 def _result(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
-    result = view.get("result")
-    ranking = result.get("ranking") if isinstance(result, Mapping) else None
+    ranking = svg.ranking_entries(view)
     if not ranking:
         return [], y
-    parts: list[Node] = [_heading(y, "結果")]
+    parts: list[Node] = [svg.section_heading(y, "結果")]
     y += 20
     for entry in ranking:
-        parts.append(text(MARGIN, y + 14, f"{entry.get('rank')}位", size=14, bold=True))
-        parts.append(
-            text(
-                MARGIN + 40, y + 14, str(entry.get("name")), size=14, max_width=CONTENT_WIDTH - 110
-            )
-        )
-        parts.append(
-            text(
-                WIDTH - MARGIN, y + 14, f"{entry.get('score')}点", size=14, anchor="end", bold=True
-            )
-        )
+        parts.extend(svg.ranking_row(entry, y))
         y += 22
     return parts, y + SECTION_GAP
 
@@ -146,7 +111,7 @@ def _counts(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     columns = len(badges)
     width = (CONTENT_WIDTH - (columns - 1) * 6) / columns
     parts: list[Node] = [
-        count_badge(MARGIN + index * (width + 6), y, label, count, width=width)
+        svg.count_badge(MARGIN + index * (width + 6), y, label, count, width=width)
         for index, (label, count) in enumerate(badges)
     ]
     return parts, y + 22 + SECTION_GAP
@@ -163,8 +128,8 @@ def _wrapped(
     width: float = CONTENT_WIDTH,
 ) -> float:
     """Draws `content` wrapped to `width` from `y` (its top); returns the y below it."""
-    for line in wrap_text(content, width, size):
-        parts.append(text(x, y + size + 1, line, size=size, fill=fill))
+    for line in svg.wrap_text(content, width, size):
+        parts.append(svg.text(x, y + size + 1, line, size=size, fill=fill))
         y += size + 6
     return y
 
@@ -173,7 +138,7 @@ def _hints(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     hints = view.get("hints") or []
     if not hints:
         return [], y
-    parts: list[Node] = [_heading(y, "親のヒント")]
+    parts: list[Node] = [svg.section_heading(y, "親のヒント")]
     y += 20
     for hint in hints:
         label = f"{hint.get('played')}枚目の後: {hint.get('text')}"
@@ -200,12 +165,12 @@ def _prophet_marker(x: float, y: float, count: int) -> Node:
     """A purple frame round the card and a 預 badge over its large suit (its corner index
     stays readable); with several prophets on one card, their number."""
     label = "預" if count == 1 else f"預{count}"
-    badge_width = text_width(label, 11) + 8
+    badge_width = svg.text_width(label, 11) + 8
     middle = x + CARD_WIDTH / 2
-    return group(
+    return svg.group(
         [
-            el("title", f"預言者の位置({count}人)"),
-            rect(
+            svg.el("title", f"預言者の位置({count}人)"),
+            svg.rect(
                 x - 1.5,
                 y - 1.5,
                 CARD_WIDTH + 3,
@@ -214,8 +179,8 @@ def _prophet_marker(x: float, y: float, count: int) -> Node:
                 radius=5,
                 stroke_width=3,
             ),
-            rect(middle - badge_width / 2, y + 26, badge_width, 18, fill=PROPHET, radius=9),
-            text(middle, y + 39, label, size=11, fill="#ffffff", anchor="middle", bold=True),
+            svg.rect(middle - badge_width / 2, y + 26, badge_width, 18, fill=PROPHET, radius=9),
+            svg.text(middle, y + 39, label, size=11, fill="#ffffff", anchor="middle", bold=True),
         ]
     )
 
@@ -236,12 +201,12 @@ def _column_height(failed: Sequence[Sequence[str]]) -> float:
 
 def _column(x: float, y: float, card: str, failed: Sequence[Sequence[str]]) -> list[Node]:
     """A main-line card and, under it, its failed strings (one run after another)."""
-    parts: list[Node] = [playing_card(x, y, card, width=CARD_WIDTH, height=CARD_HEIGHT)]
+    parts: list[Node] = [svg.playing_card(x, y, card, width=CARD_WIDTH, height=CARD_HEIGHT)]
     top = y + CARD_HEIGHT + FAILED_RUN_GAP
     for run in failed:
         for failed_card in run:
             parts.append(
-                playing_card(
+                svg.playing_card(
                     x,
                     top,
                     failed_card,
@@ -259,10 +224,10 @@ def _column(x: float, y: float, card: str, failed: Sequence[Sequence[str]]) -> l
 
 def _line(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     line = view.get("line") or []
-    parts: list[Node] = [_heading(y, "場の列(失敗したカードはその下)")]
+    parts: list[Node] = [svg.section_heading(y, "場の列(失敗したカードはその下)")]
     y += 20
     if not line:
-        parts.append(text(MARGIN, y + 13, "まだカードはありません", size=12, fill="#9e9e9e"))
+        parts.append(svg.text(MARGIN, y + 13, "まだカードはありません", size=12, fill="#9e9e9e"))
         return parts, y + 20 + SECTION_GAP
     prophets = _prophet_positions(view, len(line))
     for start in range(0, len(line), CARDS_PER_ROW):
@@ -286,7 +251,7 @@ def _card_rows(parts: list[Node], y: float, cards: Sequence[str]) -> float:
     for index, card in enumerate(cards):
         row, column = divmod(index, CARDS_PER_ROW)
         parts.append(
-            playing_card(
+            svg.playing_card(
                 MARGIN + column * (CARD_WIDTH + CARD_GAP),
                 y + row * (CARD_HEIGHT + 6),
                 card,
@@ -302,19 +267,19 @@ def _pending(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     pending = view.get("pending")
     if not isinstance(pending, Mapping):
         return [], y
-    parts: list[Node] = [_heading(y, "判定待ちのプレイ")]
+    parts: list[Node] = [svg.section_heading(y, "判定待ちのプレイ")]
     y += 20
     kind = "秘密の判定" if pending.get("secret") else "公開の判定"
     parts.append(
-        text(
+        svg.text(
             MARGIN,
             y + 14,
             f"{pending.get('player')} の宣言 {pending.get('declaration')}",
             size=13,
-            max_width=CONTENT_WIDTH - text_width(kind, 11) - 20,
+            max_width=CONTENT_WIDTH - svg.text_width(kind, 11) - 20,
         )
     )
-    parts.append(text(WIDTH - MARGIN, y + 14, kind, size=11, fill=MUTED, anchor="end"))
+    parts.append(svg.text(WIDTH - MARGIN, y + 14, kind, size=11, fill=MUTED, anchor="end"))
     y += 22
     y = _card_rows(parts, y, _cards(pending.get("cards")))
     judges = [
@@ -330,7 +295,7 @@ def _last_play(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     last = view.get("last_play")
     if not isinstance(last, Mapping):
         return [], y
-    parts: list[Node] = [_heading(y, "直前のプレイ")]
+    parts: list[Node] = [svg.section_heading(y, "直前のプレイ")]
     y += 20
     summary = (
         f"{last.get('player')}: {' '.join(_cards(last.get('cards')))} "
@@ -351,7 +316,7 @@ def _player_chips(
 ) -> list[tuple[str, str, str]]:
     chips: list[tuple[str, str, str]] = []
     if own:
-        chips.append(("あなた", OWN_EDGE, "#ffffff"))
+        chips.append(("あなた", svg.OWN_EDGE, "#ffffff"))
     if player.get("parent"):
         chips.append(("親", "#ffe0b2", "#e65100"))
     if player.get("prophet"):
@@ -366,7 +331,7 @@ def _player_chips(
 
 
 def _players(view: Mapping[str, Any], y: float, own_seat: Any) -> tuple[list[Node], float]:
-    parts: list[Node] = [_heading(y, "プレイヤー")]
+    parts: list[Node] = [svg.section_heading(y, "プレイヤー")]
     y += 20
     waiting = set(view.get("waiting_seats") or [])
     for index, player in enumerate(view.get("players") or []):
@@ -376,20 +341,20 @@ def _players(view: Mapping[str, Any], y: float, own_seat: Any) -> tuple[list[Nod
         row: list[Node] = []
         waiting_for = WAITING_JA.get(str(view.get("phase"))) if seat in waiting else None
         chips = _player_chips(player, waiting_for=waiting_for, own=own)
-        widths = [text_width(label, 11) + 12 for label, _fill, _ink in chips]
+        widths = [svg.text_width(label, 11) + 12 for label, _fill, _ink in chips]
         chips_width = sum(widths) + 4 * max(len(chips) - 1, 0)
         name = str(player.get("name"))
         x = MARGIN + 8
         inner_width = CONTENT_WIDTH - 16
         y += 6
-        row.append(text(x, y + 15, name, size=14, bold=True, max_width=inner_width))
-        if text_width(name, 14) + 8 + chips_width > inner_width:
+        row.append(svg.text(x, y + 15, name, size=14, bold=True, max_width=inner_width))
+        if svg.text_width(name, 14) + 8 + chips_width > inner_width:
             y += 22
             left: float = x
         else:
             left = x + inner_width - chips_width
         for (label, fill, ink), width in zip(chips, widths, strict=True):
-            element, _width = chip(left, y + 1, label, size=11, fill=fill, ink=ink)
+            element, _width = svg.chip(left, y + 1, label, size=11, fill=fill, ink=ink)
             row.append(element)
             left += width + 4
         y += 24
@@ -399,27 +364,17 @@ def _players(view: Mapping[str, Any], y: float, own_seat: Any) -> tuple[list[Nod
             stats_x = x
         else:
             stats.insert(0, f"手札 {player.get('hand_size')}枚")
-            row.append(card_back(x, y, width=14, height=20))
+            row.append(svg.card_back(x, y, width=14, height=20))
             stats_x = x + 20
         if player.get("prophet"):
             stats.append(f"的中 {player.get('prophet_correct')}")
         row.append(
-            text(stats_x, y + 15, " ・ ".join(stats), size=12, max_width=x + inner_width - stats_x)
-        )
-        y += 26
-        edge, edge_width = (OWN_EDGE, 2) if own else ("#bdbdbd", 1)
-        parts.append(
-            rect(
-                MARGIN,
-                top,
-                CONTENT_WIDTH,
-                y - top,
-                fill="#ffffff",
-                stroke=edge,
-                radius=6,
-                stroke_width=edge_width,
+            svg.text(
+                stats_x, y + 15, " ・ ".join(stats), size=12, max_width=x + inner_width - stats_x
             )
         )
+        y += 26
+        parts.append(svg.player_frame(top, y, own, radius=6))
         parts.extend(row)
         y += 6
     return parts, y + SECTION_GAP - 6
@@ -429,13 +384,13 @@ def _revealed_rules(view: Mapping[str, Any], y: float) -> tuple[list[Node], floa
     records = [record for record in view.get("history") or [] if record.get("rule") is not None]
     if not records:
         return [], y
-    parts: list[Node] = [_heading(y, "公開されたルール")]
+    parts: list[Node] = [svg.section_heading(y, "公開されたルール")]
     y += 20
     for record in records:
         head = f"第{record.get('round')}ラウンド 親 {record.get('parent')}"
         if record.get("ended"):
             head += f"({record.get('ended')})"
-        parts.append(text(MARGIN, y + 13, head, size=12, fill=MUTED, max_width=CONTENT_WIDTH))
+        parts.append(svg.note_line(y, head))
         y += 18
         kind = MODE_JA.get(str(record.get("mode")), "ルール")
         y = _wrapped(parts, MARGIN, y, f"{kind}: {record.get('rule')}")
@@ -451,28 +406,28 @@ def _own(own: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     y += 10
     if "hand" in own:
         hand = _cards(own.get("hand"))
-        parts.append(_heading(y, f"{HAND_LABEL}({len(hand)}枚)"))
+        parts.append(svg.section_heading(y, f"{svg.HAND_LABEL}({len(hand)}枚)"))
         y += 20
         if hand:
             y = _card_rows(parts, y, hand)
         else:
-            parts.append(text(MARGIN, y + 13, "なし", size=12, fill="#9e9e9e"))
+            parts.append(svg.text(MARGIN, y + 13, "なし", size=12, fill="#9e9e9e"))
             y += 20
     rule = own.get("rule")
     if isinstance(rule, Mapping) and rule.get("text") is not None:
-        parts.append(_heading(y, "親のルール(非公開)"))
+        parts.append(svg.section_heading(y, "親のルール(非公開)"))
         y += 20
         kind = MODE_JA.get(str(rule.get("mode")), "ルール")
         y = _wrapped(parts, MARGIN, y, f"{kind}: {rule.get('text')}")
     judgment = own.get("my_judgment")
     if "my_judgment" in own:
         shown = "まだ" if judgment is None else str(judgment)
-        parts.append(text(MARGIN, y + 14, f"あなたの秘密の判定: {shown}", size=13))
+        parts.append(svg.text(MARGIN, y + 14, f"あなたの秘密の判定: {shown}", size=13))
         y += 20
     if not parts:
         return [], top
     y += 4
-    frame = rect(MARGIN / 2, top, WIDTH - MARGIN, y - top, fill="#e3f2fd", radius=8)
+    frame = svg.rect(MARGIN / 2, top, WIDTH - MARGIN, y - top, fill="#e3f2fd", radius=8)
     return [frame, *parts], y + SECTION_GAP
 
 
@@ -492,4 +447,4 @@ def board_svg(view: Mapping[str, Any], own: Mapping[str, Any] | None = None) -> 
         drawn, y = _own(own, y)
         parts.extend(drawn)
     title = f"新新エリューシス 第{view.get('round')}ラウンドの場"
-    return document(WIDTH, round(y), title, parts)
+    return svg.document(WIDTH, round(y), title, parts)

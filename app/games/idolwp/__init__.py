@@ -9,17 +9,22 @@ final ranking of abilities. Rules: docs/rules/idolwp.md (from IM@S x Workerplace
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from app.games.base import Actor, Game, Rng, State, Viewer
+from app.games.base import Game, State, Viewer, phase_or_turn
 from app.games.idolwp import content, rules, scoring, svg
 from app.games.idolwp import zombie as _zombie
-from app.games.idolwp.commands import GAME_COMMANDS
+from app.games.idolwp.commands import GAME_COMMANDS, CardPlay, Discard
 from app.games.idolwp.grammar import PARSER
 from app.games.idolwp.rules import IdolwpOptions
 from app.games.idolwp.view import view as _view
+from app.games.kit import decks
 
 __all__ = ["Idolwp", "IdolwpOptions", "game"]
+
+# The phases `turn_label` names by their own words, not by the round.
+PHASE_LABELS = {"draft": "アイドル指名", "final": "最後の特訓"}
 
 
 class Idolwp(Game):
@@ -33,12 +38,16 @@ class Idolwp(Game):
     Options = IdolwpOptions
     parser = PARSER
     commands = GAME_COMMANDS
-    breakdown_labels = scoring.BREAKDOWN_LABELS
+    # CARD and DISCARD lines name the face-down cards of the hand.
+    secret_commands = (CardPlay, Discard)
 
     def check_content(self) -> None:
         content.load()
 
     deal = staticmethod(rules.setup)
+    copy_state = staticmethod(rules.copy_state)
+    play = staticmethod(rules.execute)
+    legal_commands = staticmethod(rules.legal_commands)
 
     def must_be_public_message(self, state: State, command: Any) -> str:
         return (
@@ -46,65 +55,32 @@ class Idolwp(Game):
             "スレッドに書き込んでください。"
         )
 
-    copy_state = staticmethod(rules.copy_state)
-
-    def execute(
-        self, state: State, actor: Actor, command: Any, rng: Rng, sealed: bool
-    ) -> list[dict[str, Any]]:
-        assert isinstance(actor, int)  # the GM gives no game command (gm_commands is empty)
-        return rules.execute(state, actor, command, rng)
-
-    def legal_commands(self, state: State, actor: Actor) -> list[Any]:
-        return list(rules.legal_commands(state, actor))
-
-    def refusal_lines(self, state: State, actor: Actor) -> list[str]:
-        # CARD and DISCARD lines name the face-down cards of the hand.
-        return [
-            line for line in self.legal(state, actor) if not line.startswith(("CARD ", "DISCARD "))
-        ]
-
     view = staticmethod(_view)
+    board_svg = staticmethod(svg.board_svg)
 
     def hidden(self, state: State, viewer: Viewer) -> list[Any]:
         """Every hand but the viewer's, and the decks' order."""
         if viewer == "gm":
             return []
-        secrets: list[Any] = [
-            list(player["hand"])
-            for seat, player in enumerate(state["players"])
-            if seat != viewer and len(player["hand"]) > 1
-        ]
+        secrets: list[Any] = decks.others_hands(state["players"], viewer)
         for deck in ("card_deck", "event_deck"):
             if len(state[deck]) > 1:
                 secrets.append(list(state[deck]))
         return secrets
 
-    board_svg = staticmethod(svg.board_svg)
-
-    def epilogue(self, state: State) -> list[str]:
-        if not state["over"]:
-            return []
-        lines = ["【IM@S x Workerplacement 種明かし】"]
-        for player in state["players"]:
-            held = "、".join(player["hand"]) or "なし"
-            lines.append(f"・{player['name']} の手札(伏せたカード): {held}")
-        return lines
-
+    breakdown_labels = scoring.BREAKDOWN_LABELS
     result = staticmethod(scoring.result)
-    waiting_for = staticmethod(rules.waiting_for)
+
+    def revealed(self, player: Mapping[str, Any]) -> str:
+        return f" の手札(伏せたカード): {'、'.join(player['hand']) or 'なし'}"
+
     default_commands = staticmethod(rules.default_commands)
     zombie = staticmethod(_zombie.zombie)
+    waiting_for = staticmethod(rules.waiting_for)
     turn_key = staticmethod(rules.turn_key)
 
     def turn_label(self, state: State) -> str:
-        phase = state["phase"]
-        if state["over"] or phase == "over":
-            return ""
-        if phase == "draft":
-            return "アイドル指名"
-        if phase == "final":
-            return "最後の特訓"
-        return f"第{state['round']}ラウンド"
+        return phase_or_turn(state, "第{round}ラウンド", PHASE_LABELS)
 
 
 game = Idolwp()

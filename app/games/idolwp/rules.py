@@ -42,7 +42,7 @@ from app.games.idolwp.commands import (
     Train,
 )
 from app.games.idolwp.content import Board, Card, Content, Event, Idol, Level, Space, load
-from app.games.kit import decks, seats
+from app.games.kit import decks, legal, seats
 
 __all__ = [
     "MAX_PLAYERS",
@@ -1165,14 +1165,7 @@ def legal_commands(state: State, actor: Actor) -> list[GameCommand]:
         return []
     if actor not in waiting_for(state):
         return []
-    accepted: list[GameCommand] = []
-    for command in _candidates(state, actor):
-        try:
-            execute(copy_state(state), actor, command, Rng("legal", 0))
-        except RuleError:
-            continue
-        accepted.append(command)
-    return accepted
+    return legal.accepted(state, actor, _candidates(state, actor), execute, copy_state)
 
 
 def default_commands(state: State, seat: int) -> list[str]:

@@ -25,33 +25,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.games.svg import (
-    INK,
-    MUTED,
-    WIDTH,
-    Node,
-    bar,
-    card_back,
-    chip,
-    chip_rows,
-    count_badge,
-    document,
-    el,
-    group,
-    rect,
-    text,
-    text_width,
-    wrap_text,
-)
+from app.games import svg
+from app.games.idolwp.rules import SPACE_JA
+from app.games.svg import CONTENT_WIDTH, INK, MARGIN, MUTED, PADDING, SECTION_GAP, WIDTH, Node
 
-MARGIN = 8
-PADDING = 8
-CONTENT_WIDTH = WIDTH - 2 * MARGIN
-SECTION_GAP = 12
-HAND_LABEL = "あなたの手札"
-OWN_EDGE = "#1e88e5"
-PANEL_EDGE = "#bdbdbd"
-WAITING_CHIP = ("#fff8e1", "#8d6e00")
 ABILITIES = ("Vo", "Da", "Vi")
 ABILITY_COLOURS = {"Vo": "#e91e63", "Da": "#1e88e5", "Vi": "#f9a825"}
 # Players' token colours, by seat (up to 5 players).
@@ -63,16 +40,7 @@ PHASE_JA = {
     "final": "最後の特訓",
     "over": "ゲーム終了",
 }
-# A space type: its name on the board, a short one for a box, fill and ink.
-SPACE_JA = {
-    "start": "スタート",
-    "goal": "ゴール",
-    "lesson": "レッスン",
-    "training": "特訓",
-    "daily": "ある日の日常",
-    "sales": "営業",
-    "event": "イベント",
-}
+# A space type: its name on the board (the rules' SPACE_JA), a short one for a box, fill and ink.
 SPACE_SHORT = {**SPACE_JA, "daily": "日常"}
 SPACE_COLOURS = {
     "start": ("#eceff1", "#455a64"),
@@ -99,20 +67,14 @@ ARROW = "#90a4ae"
 ARROW_HEAD = 7.0
 
 
-def _heading(y: float, label: str, x: float = MARGIN) -> Node:
-    return text(x, y + 13, label, size=13, fill=MUTED, bold=True)
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def _colour(seat: int) -> str:
     return PLAYER_COLOURS[seat % len(PLAYER_COLOURS)]
 
 
 def _amounts(amounts: Mapping[str, Any]) -> str:
-    return " ".join(f"{name}{_int(count)}" for name, count in amounts.items() if _int(count))
+    return " ".join(
+        f"{name}{svg.as_int(count)}" for name, count in amounts.items() if svg.as_int(count)
+    )
 
 
 def space_amount(space: Mapping[str, Any]) -> str:
@@ -121,11 +83,11 @@ def space_amount(space: Mapping[str, Any]) -> str:
     if kind == "lesson":
         return _amounts(space.get("chips") or {})
     if kind == "training":
-        return f"{_int(space.get('rate'))}枚/Lv"
+        return f"{svg.as_int(space.get('rate'))}枚/Lv"
     if kind == "daily":
-        return f"思い出{_int(space.get('amount'))}"
+        return f"思い出{svg.as_int(space.get('amount'))}"
     if kind == "sales":
-        return f"カード{_int(space.get('amount'))}"
+        return f"カード{svg.as_int(space.get('amount'))}"
     if kind == "event":
         return "イベント"
     return ""
@@ -143,22 +105,22 @@ def _status(view: Mapping[str, Any]) -> str:
     if phase == "draft":
         draft = view.get("draft") or {}
         order = draft.get("order") or []
-        index = _int(draft.get("index"))
+        index = svg.as_int(draft.get("index"))
         who = order[index] if index < len(order) else view.get("turn")
         return f"指名の番: {who}"
     pending = view.get("pending")
     if isinstance(pending, Mapping):
-        seat = _int(pending.get("seat"))
+        seat = svg.as_int(pending.get("seat"))
         who = players[seat].get("name") if seat < len(players) else view.get("turn")
         kind = pending.get("kind")
         if kind == "event":
             return f"イベント参加待ち: {who}"
         if kind == "training":
             return f"特訓待ち: {who}"
-        return f"カード{_int(pending.get('count'))}枚を捨てる: {who}"
+        return f"カード{svg.as_int(pending.get('count'))}枚を捨てる: {who}"
     if phase == "final":
         return f"特訓の番: {view.get('turn')}"
-    turn_seat = _int(view.get("turn_seat"))
+    turn_seat = svg.as_int(view.get("turn_seat"))
     due: Sequence[Any] = []
     if turn_seat < len(players):
         due = players[turn_seat].get("due") or []
@@ -167,14 +129,14 @@ def _status(view: Mapping[str, Any]) -> str:
 
 
 def _header(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
-    parts: list[Node] = [text(MARGIN, y + 19, "IM@S x Workerplacement", size=16, bold=True)]
+    parts: list[Node] = [svg.text(MARGIN, y + 19, "IM@S x Workerplacement", size=16, bold=True)]
     rounds = view.get("rounds")
     when = f"第{view.get('round')}ラウンド" + (f" / {rounds}" if rounds is not None else "")
-    parts.append(text(WIDTH - MARGIN, y + 19, when, size=14, anchor="end", bold=True))
+    parts.append(svg.text(WIDTH - MARGIN, y + 19, when, size=14, anchor="end", bold=True))
     y += 28
     board = view.get("board") or {}
     parts.append(
-        text(
+        svg.text(
             MARGIN,
             y + 14,
             f"ボード{board.get('id')}「{board.get('name')}」",
@@ -185,36 +147,14 @@ def _header(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     y += 20
     phase = "over" if view.get("over") else str(view.get("phase"))
     shown = PHASE_JA.get(phase, phase)
-    parts.append(text(MARGIN, y + 14, shown, size=13, fill=MUTED, bold=True))
+    parts.append(svg.text(MARGIN, y + 14, shown, size=13, fill=MUTED, bold=True))
     if phase != "over":
         # Whose turn stands right of the phase, or on a line of its own when it is long.
-        status = _status(view)
-        phase_width = text_width(shown, 13) + 10
-        if text_width(status, 13) > CONTENT_WIDTH - phase_width:
-            y += 18
-            phase_width = 0
-        parts.append(
-            text(
-                MARGIN + phase_width,
-                y + 14,
-                status,
-                size=13,
-                bold=True,
-                max_width=CONTENT_WIDTH - phase_width,
-            )
-        )
+        beside, y = svg.status_beside(shown, _status(view), y)
+        parts.append(beside)
     y += 20
     if not view.get("over") and view.get("phase") != "draft" and view.get("start_player"):
-        parts.append(
-            text(
-                MARGIN,
-                y + 13,
-                f"スタートプレイヤー: {view.get('start_player')}",
-                size=12,
-                fill=MUTED,
-                max_width=CONTENT_WIDTH,
-            )
-        )
+        parts.append(svg.note_line(y, f"スタートプレイヤー: {view.get('start_player')}"))
         y += 18
     return parts, y + SECTION_GAP - 4
 
@@ -223,28 +163,17 @@ def _header(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
 
 
 def _result(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
-    result = view.get("result")
-    ranking = result.get("ranking") if isinstance(result, Mapping) else None
-    if not ranking:
+    entries = svg.ranking_entries(view)
+    if not entries:
         return [], y
-    parts: list[Node] = [_heading(y, "最終結果")]
+    parts: list[Node] = [svg.section_heading(y, "最終結果")]
     y += 20
-    for entry in ranking:
+    for entry in entries:
         breakdown = entry.get("breakdown") or {}
-        parts.append(text(MARGIN, y + 14, f"{entry.get('rank')}位", size=14, bold=True))
-        parts.append(
-            text(
-                MARGIN + 40, y + 14, str(entry.get("name")), size=14, max_width=CONTENT_WIDTH - 110
-            )
-        )
-        parts.append(
-            text(
-                WIDTH - MARGIN, y + 14, f"{entry.get('score')}点", size=14, anchor="end", bold=True
-            )
-        )
+        parts.extend(svg.ranking_row(entry, y))
         y += 19
         detail = f"イベント {breakdown.get('events')} ・ 能力順位 {breakdown.get('abilities')}"
-        parts.append(text(MARGIN + 40, y + 12, detail, size=11, fill=MUTED))
+        parts.append(svg.text(MARGIN + 40, y + 12, detail, size=11, fill=MUTED))
         y += 20
     return parts, y + SECTION_GAP - 4
 
@@ -253,11 +182,11 @@ def _result(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
 
 
 def _level_reward(level: Mapping[str, Any]) -> str:
-    shown = [f"{_int(level.get('evp'))}EVP"]
-    if _int(level.get("memory")):
-        shown.append(f"思い出+{_int(level.get('memory'))}")
-    if _int(level.get("cards")):
-        shown.append(f"カード+{_int(level.get('cards'))}")
+    shown = [f"{svg.as_int(level.get('evp'))}EVP"]
+    if svg.as_int(level.get("memory")):
+        shown.append(f"思い出+{svg.as_int(level.get('memory'))}")
+    if svg.as_int(level.get("cards")):
+        shown.append(f"カード+{svg.as_int(level.get('cards'))}")
     return " ".join(shown)
 
 
@@ -272,7 +201,7 @@ def _event(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     inner_width = CONTENT_WIDTH - 2 * PADDING
     y += 6
     inner.append(
-        text(
+        svg.text(
             x,
             y + 15,
             f"イベント「{event.get('name')}」",
@@ -285,12 +214,12 @@ def _event(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     y += 22
     levels = event.get("levels") or []
     for level in levels:
-        inner.append(text(x, y + 14, f"Lv{level.get('level')}", size=13, fill=ink, bold=True))
+        inner.append(svg.text(x, y + 14, f"Lv{level.get('level')}", size=13, fill=ink, bold=True))
         inner.append(
-            text(x + 34, y + 14, str(level.get("text")), size=13, bold=True, max_width=120)
+            svg.text(x + 34, y + 14, str(level.get("text")), size=13, bold=True, max_width=120)
         )
         inner.append(
-            text(
+            svg.text(
                 x + inner_width,
                 y + 14,
                 _level_reward(level),
@@ -302,7 +231,7 @@ def _event(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
         y += 20
     if any(level.get("kind") == "any" for level in levels):
         inner.append(
-            text(
+            svg.text(
                 x,
                 y + 12,
                 "( ) の数は Vo/Da/Vi に自由に割り当て",
@@ -313,19 +242,19 @@ def _event(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
         )
         y += 16
     count = len(view.get("players") or []) or len(event.get("rewards") or [])
-    rewards = [str(_int(reward)) for reward in (event.get("rewards") or [])[:count]]
+    rewards = [str(svg.as_int(reward)) for reward in (event.get("rewards") or [])[:count]]
     if rewards:
         inner.append(
-            text(x, y + 13, "順位報酬: " + " / ".join(rewards), size=12, max_width=inner_width)
+            svg.text(x, y + 13, "順位報酬: " + " / ".join(rewards), size=12, max_width=inner_width)
         )
         y += 18
     decks = (
-        f"残りイベント {_int(view.get('events_left'))} ・ カード山札 "
-        f"{_int(view.get('card_deck'))} ・ 捨て札 {_int(view.get('card_discard'))}"
+        f"残りイベント {svg.as_int(view.get('events_left'))} ・ カード山札 "
+        f"{svg.as_int(view.get('card_deck'))} ・ 捨て札 {svg.as_int(view.get('card_discard'))}"
     )
-    inner.append(text(x, y + 12, decks, size=11, fill=MUTED, max_width=inner_width))
+    inner.append(svg.text(x, y + 12, decks, size=11, fill=MUTED, max_width=inner_width))
     y += 16 + 6
-    frame = rect(
+    frame = svg.rect(
         MARGIN, top, CONTENT_WIDTH, y - top, fill=fill, stroke=ink, radius=8, stroke_width=1
     )
     return [frame, *inner], y + SECTION_GAP
@@ -338,10 +267,10 @@ def _draft(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     draft = view.get("draft")
     if view.get("phase") != "draft" or not isinstance(draft, Mapping):
         return [], y
-    parts: list[Node] = [_heading(y, "アイドル指名(カタン取り)")]
+    parts: list[Node] = [svg.section_heading(y, "アイドル指名(カタン取り)")]
     y += 20
     order = [str(name) for name in draft.get("order") or []]
-    index = _int(draft.get("index"))
+    index = svg.as_int(draft.get("index"))
     # Who picked which idol: a player's idols stand in the order they were picked.
     picked = {
         str(player.get("name")): [str(idol) for idol in player.get("idol_order") or []]
@@ -355,22 +284,22 @@ def _draft(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
             idol = f" {mine[turn]}" if turn < len(mine) else ""
             picks.append((f"{number + 1}. {name}{idol}", "#eeeeee", MUTED))
         elif number == index:
-            picks.append((f"{number + 1}. {name} ← 指名中", *WAITING_CHIP))
+            picks.append((f"{number + 1}. {name} ← 指名中", *svg.WAITING_CHIP))
         else:
             picks.append((f"{number + 1}. {name}", "#e8eaf6", "#283593"))
     if picks:
-        drawn, height = chip_rows(MARGIN, y, CONTENT_WIDTH, picks)
+        drawn, height = svg.chip_rows(MARGIN, y, CONTENT_WIDTH, picks)
         parts.append(drawn)
         y += height + 8
-    parts.append(_heading(y, "残りのアイドル"))
+    parts.append(svg.section_heading(y, "残りのアイドル"))
     y += 18
     pool = [(str(idol), "#fce4ec", "#880e4f") for idol in draft.get("pool") or []]
     if pool:
-        drawn, height = chip_rows(MARGIN, y, CONTENT_WIDTH, pool, size=13)
+        drawn, height = svg.chip_rows(MARGIN, y, CONTENT_WIDTH, pool, size=13)
         parts.append(drawn)
         y += height + 4
     else:
-        parts.append(text(MARGIN, y + 13, "なし", size=12, fill="#9e9e9e"))
+        parts.append(svg.text(MARGIN, y + 13, "なし", size=12, fill="#9e9e9e"))
         y += 18
     return parts, y + SECTION_GAP
 
@@ -404,7 +333,7 @@ class _Box:
 
 
 def _token_width(idol: str, room: float) -> float:
-    return min(text_width(idol, TOKEN_SIZE) + 10, room)
+    return min(svg.text_width(idol, TOKEN_SIZE) + 10, room)
 
 
 def _token_rows(tokens: Sequence[_Token], first: float, room: float) -> int:
@@ -432,10 +361,10 @@ def _draw_tokens(
             used, width, line_x, y = 0.0, room, left, y + TOKEN_HEIGHT + TOKEN_GAP
         colour = _colour(token.seat)
         parts.append(
-            group(
+            svg.group(
                 [
-                    rect(line_x + used, y, wanted, TOKEN_HEIGHT, fill=colour, radius=8),
-                    text(
+                    svg.rect(line_x + used, y, wanted, TOKEN_HEIGHT, fill=colour, radius=8),
+                    svg.text(
                         line_x + used + wanted / 2,
                         y + TOKEN_HEIGHT - 4,
                         token.idol,
@@ -465,7 +394,7 @@ def _tokens(view: Mapping[str, Any]) -> dict[str, list[_Token]]:
     where: dict[str, list[_Token]] = {}
     for index in sorted(range(len(players)), key=arrival):
         player = players[index]
-        seat = _int(player.get("seat", index))
+        seat = svg.as_int(player.get("seat", index))
         idols = player.get("idols") or {}
         order = [str(idol) for idol in player.get("idol_order") or idols]
         order += [str(idol) for idol in idols if str(idol) not in order]
@@ -483,10 +412,10 @@ def _box_width(spaces: Sequence[Mapping[str, Any]], last_row: int) -> float:
     if last_row <= 0:
         return BOX_MAX_WIDTH
     gaps = [
-        abs(_int(a.get("row")) - _int(b.get("row")))
+        abs(svg.as_int(a.get("row")) - svg.as_int(b.get("row")))
         for i, a in enumerate(spaces)
         for b in spaces[i + 1 :]
-        if _int(a.get("col")) == _int(b.get("col"))
+        if svg.as_int(a.get("col")) == svg.as_int(b.get("col"))
     ]
     gap = min([g for g in gaps if g > 0] or [last_row + 1])
     ratio = gap / last_row
@@ -500,12 +429,12 @@ def _layout(view: Mapping[str, Any], y: float) -> list[_Box]:
     if not spaces:
         return []
     tokens = _tokens(view)
-    last_row = max(_int(space.get("row")) for space in spaces)
+    last_row = max(svg.as_int(space.get("row")) for space in spaces)
     width = _box_width(spaces, last_row)
     step = (CONTENT_WIDTH - width) / last_row if last_row else 0.0
     columns: dict[int, list[Mapping[str, Any]]] = {}
     for space in spaces:
-        columns.setdefault(_int(space.get("col")), []).append(space)
+        columns.setdefault(svg.as_int(space.get("col")), []).append(space)
     boxes: list[_Box] = []
     for col in sorted(columns):
         members = columns[col]
@@ -513,14 +442,14 @@ def _layout(view: Mapping[str, Any], y: float) -> list[_Box]:
         for space in members:
             here = tuple(tokens.get(str(space.get("id")), []))
             if len(members) == 1 and space.get("type") in ("start", "goal"):
-                label_room = text_width(_wide_label(space), 13) + 20
+                label_room = svg.text_width(_wide_label(space), 13) + 20
                 rows = _token_rows(here, CONTENT_WIDTH - label_room, CONTENT_WIDTH - 12)
                 height = max(WIDE_TEXT + 8, 6 + rows * (TOKEN_HEIGHT + TOKEN_GAP) + 5)
                 placed.append(_Box(space, MARGIN, y, CONTENT_WIDTH, height, True, here))
             else:
                 rows = max(_token_rows(here, width - 8, width - 8), 1)
                 height = BOX_TEXT + rows * (TOKEN_HEIGHT + TOKEN_GAP) + 3
-                x = MARGIN + _int(space.get("row")) * step
+                x = MARGIN + svg.as_int(space.get("row")) * step
                 placed.append(_Box(space, x, y, width, height, False, here))
         boxes.extend(placed)
         tallest = max(box.height for box in placed)
@@ -537,16 +466,18 @@ def _draw_box(box: _Box) -> Node:
     kind = str(space.get("type"))
     fill, ink = SPACE_COLOURS.get(kind, ("#fafafa", INK))
     parts: list[Node | None] = [
-        rect(box.x, box.y, box.width, box.height, fill=fill, stroke=ink, radius=6, stroke_width=1.2)
+        svg.rect(
+            box.x, box.y, box.width, box.height, fill=fill, stroke=ink, radius=6, stroke_width=1.2
+        )
     ]
     left = box.x + 5
     room = box.width - 10
     if box.wide:
         ident = str(space.get("id"))
-        parts.append(text(left + 2, box.y + 18, ident, size=13, fill=ink, bold=True))
+        parts.append(svg.text(left + 2, box.y + 18, ident, size=13, fill=ink, bold=True))
         parts.append(
-            text(
-                left + 2 + text_width(ident, 13) + 5,
+            svg.text(
+                left + 2 + svg.text_width(ident, 13) + 5,
                 box.y + 18,
                 SPACE_JA.get(kind, kind),
                 size=13,
@@ -554,7 +485,7 @@ def _draw_box(box: _Box) -> Node:
                 bold=True,
             )
         )
-        label_room = text_width(_wide_label(space), 13) + 20
+        label_room = svg.text_width(_wide_label(space), 13) + 20
         parts.extend(
             _draw_tokens(
                 box.tokens,
@@ -565,13 +496,13 @@ def _draw_box(box: _Box) -> Node:
                 box.x + 6,
             )
         )
-        return group(parts)
+        return svg.group(parts)
     ident = str(space.get("id"))
-    parts.append(text(left, box.y + 14, ident, size=13, fill=ink, bold=True))
+    parts.append(svg.text(left, box.y + 14, ident, size=13, fill=ink, bold=True))
     if kind != "event":
-        ident_width = text_width(ident, 13) + 4
+        ident_width = svg.text_width(ident, 13) + 4
         parts.append(
-            text(
+            svg.text(
                 box.x + box.width - 5,
                 box.y + 13,
                 SPACE_SHORT.get(kind, kind),
@@ -583,12 +514,12 @@ def _draw_box(box: _Box) -> Node:
         )
     amount = space_amount(space)
     if amount:
-        size = 12 if text_width(amount, 12) <= room else 11  # Vo1 Da1 Vi1
-        parts.append(text(left, box.y + 27, amount, size=size, fill=INK, max_width=room))
+        size = 12 if svg.text_width(amount, 12) <= room else 11  # Vo1 Da1 Vi1
+        parts.append(svg.text(left, box.y + 27, amount, size=size, fill=INK, max_width=room))
     parts.extend(
         _draw_tokens(box.tokens, box.x + 4, box.y + BOX_TEXT + 1, room + 2, room + 2, box.x + 4)
     )
-    return group(parts)
+    return svg.group(parts)
 
 
 def _anchor(box: _Box, toward: _Box) -> tuple[float, float, float]:
@@ -636,12 +567,14 @@ def _arrow(source: _Box, target: _Box) -> Node | None:
         f"{_n(tx)},{_n(ty)} {_n(bx - uy * wing)},{_n(by + ux * wing)} "
         f"{_n(bx + uy * wing)},{_n(by - ux * wing)}"
     )
-    return group(
+    return svg.group(
         [
-            el("line", x1=_n(sx), y1=_n(sy), x2=_n(bx), y2=_n(by), stroke=ARROW, stroke_width=1.4)
+            svg.el(
+                "line", x1=_n(sx), y1=_n(sy), x2=_n(bx), y2=_n(by), stroke=ARROW, stroke_width=1.4
+            )
             if visible > head
             else None,
-            el("polygon", points=points, fill=ARROW),
+            svg.el("polygon", points=points, fill=ARROW),
         ]
     )
 
@@ -652,7 +585,7 @@ def _n(value: float) -> float:
 
 def _board(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     board = view.get("board") or {}
-    parts: list[Node] = [_heading(y, "ラウンドボード(矢印の向きに進む)")]
+    parts: list[Node] = [svg.section_heading(y, "ラウンドボード(矢印の向きに進む)")]
     y += 20
     boxes = _layout(view, y)
     if not boxes:
@@ -671,9 +604,9 @@ def _board(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     x = float(MARGIN)
     for kind in LEGEND:
         fill, ink = SPACE_COLOURS[kind]
-        parts.append(rect(x, y + 2, 12, 12, fill=fill, stroke=ink, radius=2))
-        parts.append(text(x + 15, y + 12, SPACE_JA[kind], size=11, fill=MUTED))
-        x += 15 + text_width(SPACE_JA[kind], 11) + 10
+        parts.append(svg.rect(x, y + 2, 12, 12, fill=fill, stroke=ink, radius=2))
+        parts.append(svg.text(x + 15, y + 12, SPACE_JA[kind], size=11, fill=MUTED))
+        x += 15 + svg.text_width(SPACE_JA[kind], 11) + 10
     return parts, y + 18 + SECTION_GAP
 
 
@@ -685,9 +618,9 @@ def _status_chips(
 ) -> list[tuple[str, str, str]]:
     chips: list[tuple[str, str, str]] = []
     if own:
-        chips.append(("あなた", OWN_EDGE, "#ffffff"))
+        chips.append(("あなた", svg.OWN_EDGE, "#ffffff"))
     if not view.get("over") and seat in (view.get("waiting_seats") or []):
-        chips.append(("手番", *WAITING_CHIP))
+        chips.append(("手番", *svg.WAITING_CHIP))
     finished = [str(name) for name in view.get("finished") or []]
     rank = player.get("finish_rank")
     if rank is not None:
@@ -721,17 +654,17 @@ def _idol_lines(
     order = [str(idol) for idol in player.get("idol_order") or idols]
     order += [str(idol) for idol in idols if str(idol) not in order]
     if not order:
-        parts.append(text(x, y + 13, "アイドル: まだ指名していません", size=12, fill="#9e9e9e"))
+        parts.append(svg.text(x, y + 13, "アイドル: まだ指名していません", size=12, fill="#9e9e9e"))
         return parts, y + 20
     a_idol = player.get("a_idol")
     due = [str(idol) for idol in player.get("due") or []]
-    turn = _int(view.get("turn_seat")) == seat and view.get("phase") == "play"
+    turn = svg.as_int(view.get("turn_seat")) == seat and view.get("phase") == "play"
     for idol in order:
         label = "" if a_idol is None else ("A" if idol == a_idol else "B")
-        token_width = min(text_width(idol, 12) + 12, 90)
-        parts.append(rect(x, y + 1, token_width, 18, fill=_colour(seat), radius=9))
+        token_width = min(svg.text_width(idol, 12) + 12, 90)
+        parts.append(svg.rect(x, y + 1, token_width, 18, fill=_colour(seat), radius=9))
         parts.append(
-            text(
+            svg.text(
                 x + token_width / 2,
                 y + 14,
                 idol,
@@ -744,14 +677,14 @@ def _idol_lines(
         )
         left = x + token_width + 6
         if label:
-            parts.append(text(left, y + 14, label, size=12, fill=_colour(seat), bold=True))
+            parts.append(svg.text(left, y + 14, label, size=12, fill=_colour(seat), bold=True))
             left += 14
         mark = ""
         if len(due) == 1 and idol in due and not view.get("over"):
             mark = "← 今動かす" if turn else "← 次に動かす"
-        mark_width = text_width(mark, 11) + 4 if mark else 0
+        mark_width = svg.text_width(mark, 11) + 4 if mark else 0
         parts.append(
-            text(
+            svg.text(
                 left,
                 y + 14,
                 _space_text(view, idols.get(idol)),
@@ -761,7 +694,7 @@ def _idol_lines(
         )
         if mark:
             parts.append(
-                text(x + width, y + 14, mark, size=11, fill="#8d6e00", anchor="end", bold=True)
+                svg.text(x + width, y + 14, mark, size=11, fill="#8d6e00", anchor="end", bold=True)
             )
         y += 22
     return parts, y
@@ -771,17 +704,17 @@ def _cards_line(
     player: Mapping[str, Any], x: float, y: float, width: float
 ) -> tuple[list[Node], float]:
     parts: list[Node] = []
-    count = _int(player.get("cards"))
+    count = svg.as_int(player.get("cards"))
     kept = [str(card) for card in player.get("kept") or []]
     label = f"カード 伏せ{count}枚" + (f"・表{len(kept)}枚" if kept else "")
-    parts.append(text(x, y + 13, label, size=12))
-    left = x + text_width(label, 12) + 8
+    parts.append(svg.text(x, y + 13, label, size=12))
+    left = x + svg.text_width(label, 12) + 8
     for index in range(min(count, 8)):
-        parts.append(card_back(left + index * 12, y, width=16, height=22))
+        parts.append(svg.card_back(left + index * 12, y, width=16, height=22))
     y += 26
     if kept:
         chips = [(f"表: {card}", "#e8f5e9", "#1b5e20") for card in kept]
-        drawn, height = chip_rows(x, y, width, chips, size=11)
+        drawn, height = svg.chip_rows(x, y, width, chips, size=11)
         parts.append(drawn)
         y += height + 6
     return parts, y
@@ -797,15 +730,17 @@ def _hand(own: Mapping[str, Any], x: float, y: float, width: float) -> tuple[lis
         return [], y
     cards = [str(card) for card in hand]
     parts: list[Node] = [
-        text(x, y + 13, f"{HAND_LABEL}({len(cards)}枚)", size=12, fill=OWN_EDGE, bold=True)
+        svg.text(
+            x, y + 13, f"{svg.HAND_LABEL}({len(cards)}枚)", size=12, fill=svg.OWN_EDGE, bold=True
+        )
     ]
     y += 18
     if cards:
-        drawn, height = chip_rows(x, y, width, [(card, "#e3f2fd", "#0d47a1") for card in cards])
+        drawn, height = svg.chip_rows(x, y, width, [(card, "#e3f2fd", "#0d47a1") for card in cards])
         parts.append(drawn)
         y += height + 6
     else:
-        parts.append(text(x, y + 13, "なし", size=12, fill="#9e9e9e"))
+        parts.append(svg.text(x, y + 13, "なし", size=12, fill="#9e9e9e"))
         y += 20
     return parts, y
 
@@ -825,31 +760,21 @@ def _player_panel(
     inner: list[Node] = []
     y += PADDING
     chips = _status_chips(view, player, seat, own is not None)
-    widths = [text_width(label, 11) + 12 for label, _fill, _ink in chips]
-    chips_width = sum(widths) + 4 * max(len(chips) - 1, 0)
-    name = str(player.get("name"))
-    inner.append(text(x, y + 15, name, size=15, bold=True, max_width=width))
-    if chips and text_width(name, 15) + 8 + chips_width > width:
-        y += 22
-        left: float = x
-    else:
-        left = x + width - chips_width
-    for (label, fill, ink), chip_width in zip(chips, widths, strict=True):
-        element, _width = chip(left, y, label, size=11, fill=fill, ink=ink)
-        inner.append(element)
-        left += chip_width + 4
-    y += 24
+    drawn_name, y = svg.name_and_chips(x, y, width, str(player.get("name")), chips)
+    inner.extend(drawn_name)
 
     badges = [
-        ("得点", _int(player.get("points"))),
-        ("EVP", _int(player.get("evp"))),
-        ("思い出", _int(player.get("memory"))),
-        ("マニー", _int(player.get("money"))),
+        ("得点", svg.as_int(player.get("points"))),
+        ("EVP", svg.as_int(player.get("evp"))),
+        ("思い出", svg.as_int(player.get("memory"))),
+        ("マニー", svg.as_int(player.get("money"))),
     ]
     badge_width = (width - 3 * 4) / 4
     for index, (label, count) in enumerate(badges):
         inner.append(
-            count_badge(x + index * (badge_width + 4), y, label, count, width=badge_width, size=12)
+            svg.count_badge(
+                x + index * (badge_width + 4), y, label, count, width=badge_width, size=12
+            )
         )
     y += 28
 
@@ -857,20 +782,24 @@ def _player_panel(
     chips_held = player.get("chips") or {}
     for ability in ABILITIES:
         inner.append(
-            bar(
+            svg.bar(
                 x,
                 y,
                 width - 78,
                 f"{ability} 能力",
-                _int(abilities.get(ability)),
+                svg.as_int(abilities.get(ability)),
                 maximum,
                 color=ABILITY_COLOURS[ability],
                 label_width=52,
             )
         )
         inner.append(
-            text(
-                x + width, y + 13, f"チップ {_int(chips_held.get(ability))}", size=12, anchor="end"
+            svg.text(
+                x + width,
+                y + 13,
+                f"チップ {svg.as_int(chips_held.get(ability))}",
+                size=12,
+                anchor="end",
             )
         )
         y += 20
@@ -885,18 +814,8 @@ def _player_panel(
         inner.extend(drawn)
     y += PADDING - 4
 
-    edge, edge_width = (OWN_EDGE, 2) if own is not None else (PANEL_EDGE, 1)
-    frame = rect(
-        MARGIN,
-        top,
-        CONTENT_WIDTH,
-        y - top,
-        fill="#ffffff",
-        stroke=edge,
-        radius=8,
-        stroke_width=edge_width,
-    )
-    stripe = rect(MARGIN + 4, top + 6, 5, y - top - 12, fill=_colour(seat), radius=2)
+    frame = svg.player_frame(top, y, own is not None)
+    stripe = svg.rect(MARGIN + 4, top + 6, 5, y - top - 12, fill=_colour(seat), radius=2)
     return [frame, stripe, *inner], y
 
 
@@ -906,12 +825,14 @@ def _players(
     players = view.get("players") or []
     own_seat = own.get("seat") if own is not None else None
     levels = [
-        _int(value) for player in players for value in (player.get("abilities") or {}).values()
+        svg.as_int(value)
+        for player in players
+        for value in (player.get("abilities") or {}).values()
     ]
     maximum = max([10, *levels])
     parts: list[Node] = []
     for index, player in enumerate(players):
-        seat = _int(player.get("seat", index))
+        seat = svg.as_int(player.get("seat", index))
         mine = own if own_seat is not None and seat == own_seat else None
         drawn, y = _player_panel(view, player, seat, y, maximum=maximum, own=mine)
         parts.extend(drawn)
@@ -928,17 +849,17 @@ def _results(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     if not results:
         return [], y
     players = view.get("players") or []
-    parts: list[Node] = [_heading(y, "イベント結果(EVP+順位報酬)")]
+    parts: list[Node] = [svg.section_heading(y, "イベント結果(EVP+順位報酬)")]
     y += 20
     name_width = 92.0
     column = (CONTENT_WIDTH - name_width) / max(len(results), 4)
     # The event's name under each round, on up to two lines (cut after that).
-    names = [wrap_text(str(entry.get("event")), column - 4, 11) for entry in results]
+    names = [svg.wrap_text(str(entry.get("event")), column - 4, 11) for entry in results]
     lines = 2 if any(len(name) > 1 for name in names) else 1
     for index, entry in enumerate(results):
         left = MARGIN + name_width + index * column
         parts.append(
-            text(
+            svg.text(
                 left + column / 2,
                 y + 12,
                 f"第{entry.get('round')}R",
@@ -952,7 +873,7 @@ def _results(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
             heading[-1] = "".join(names[index][lines - 1 :])
         for number, line in enumerate(heading):
             parts.append(
-                text(
+                svg.text(
                     left + column / 2,
                     y + 26 + number * 13,
                     line,
@@ -966,8 +887,8 @@ def _results(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     for row_index, player in enumerate(players):
         name = str(player.get("name"))
         if row_index % 2 == 0:
-            parts.append(rect(MARGIN, y, CONTENT_WIDTH, 20, fill="#f5f5f5"))
-        parts.append(text(MARGIN + 4, y + 14, name, size=12, max_width=name_width - 8))
+            parts.append(svg.rect(MARGIN, y, CONTENT_WIDTH, 20, fill="#f5f5f5"))
+        parts.append(svg.text(MARGIN + 4, y + 14, name, size=12, max_width=name_width - 8))
         for index, entry in enumerate(results):
             row = next(
                 (row for row in entry.get("rows") or [] if str(row.get("name")) == name), None
@@ -975,8 +896,8 @@ def _results(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
             if row is None:
                 continue
             left = MARGIN + name_width + index * column
-            shown = f"{_int(row.get('evp'))}+{_int(row.get('reward'))}"
-            parts.append(text(left + column / 2, y + 14, shown, size=12, anchor="middle"))
+            shown = f"{svg.as_int(row.get('evp'))}+{svg.as_int(row.get('reward'))}"
+            parts.append(svg.text(left + column / 2, y + 14, shown, size=12, anchor="middle"))
         y += 20
     return parts, y + SECTION_GAP
 
@@ -996,4 +917,4 @@ def board_svg(view: Mapping[str, Any], own: Mapping[str, Any] | None = None) -> 
     drawn, y = _results(view, y)
     parts.extend(drawn)
     title = f"IM@S x Workerplacement 第{view.get('round')}ラウンドの盤面"
-    return document(WIDTH, round(y), title, parts)
+    return svg.document(WIDTH, round(y), title, parts)

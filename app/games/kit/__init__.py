@@ -2,6 +2,7 @@
 
 - `decks`: piles of card ids — shuffle, draw (reshuffling the discards), deal, put back, discard.
 - `dice`: numbered and labelled dice, and their sums.
+- `legal`: legal commands found by trying each candidate on a copy of the state.
 - `seats`: turn rotation, round and snake orders, passing hands left or right.
 - `secret`: a simultaneous secret step (everyone seals a choice, then all are revealed at once).
 - `content`: house content (tiles, cards, idols …) read from TOML/JSON files and validated by

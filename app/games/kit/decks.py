@@ -19,9 +19,10 @@ Conventions:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from app.games.base import Rng, RuleError
+from app.games.kit.seats import others
 
 __all__ = [
     "DeckExhausted",
@@ -30,6 +31,7 @@ __all__ = [
     "draw",
     "expand",
     "make_deck",
+    "others_hands",
     "put_on_bottom",
     "put_on_top",
     "refill",
@@ -201,3 +203,11 @@ def discard(hand: list[C], discard_pile: list[C], cards: Iterable[C]) -> None:
     wanted = list(cards)
     remove_cards(hand, wanted)
     discard_pile.extend(wanted)
+
+
+def others_hands(players: Sequence[Mapping[str, Any]], viewer: object) -> list[list[Any]]:
+    """What `Game.hidden` names of the hands: a copy of every player's ``hand`` but the
+    seat `viewer`'s, leaving out hands of one card or none."""
+    return [
+        list(player["hand"]) for _, player in others(players, viewer) if len(player["hand"]) > 1
+    ]

@@ -13,7 +13,7 @@ the seat; the functions here only need to ask the question.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, MutableSequence
+from collections.abc import Callable, Collection, Iterator, MutableSequence, Sequence
 from typing import Literal, TypeVar
 
 from app.games.base import Rng
@@ -22,6 +22,7 @@ __all__ = [
     "Direction",
     "Out",
     "next_seat",
+    "others",
     "pass_hands",
     "pass_to",
     "random_seat",
@@ -30,6 +31,7 @@ __all__ = [
 ]
 
 H = TypeVar("H")
+P = TypeVar("P")
 
 # Seats to skip: a collection of seats, or a predicate that says whether a seat is out.
 Out = Collection[int] | Callable[[int], bool]
@@ -118,3 +120,9 @@ def random_seat(rng: Rng, count: int) -> int:
     if count < 1:
         raise ValueError(f"a table needs at least one seat: {count}")
     return rng.randint(0, count - 1)
+
+
+def others(players: Sequence[P], viewer: object) -> Iterator[tuple[int, P]]:
+    """(seat, player) for every seat but `viewer`'s, in seat order (all of them for a viewer
+    that is no seat, such as the public ``None``)."""
+    return ((seat, player) for seat, player in enumerate(players) if seat != viewer)

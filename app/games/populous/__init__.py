@@ -10,9 +10,11 @@ scoring. Rules: docs/rules/populous.md (from ポピュラス 草案21).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from app.games.base import Actor, Game, Rng, State, Viewer
+from app.games.base import Actor, Game, Rng, State, Viewer, phase_or_turn
+from app.games.kit import seats
 from app.games.populous import content, rules, scoring, svg
 from app.games.populous import zombie as _zombie
 from app.games.populous.commands import GAME_COMMANDS, Discard, Pick, Play, Reveal
@@ -21,6 +23,9 @@ from app.games.populous.rules import PopulousOptions
 from app.games.populous.view import view as _view
 
 __all__ = ["Populous", "PopulousOptions", "game"]
+
+# The phases `turn_label` names by their own words, not by the round.
+PHASE_LABELS = {"race": "種族選択", "draft": "スキルのドラフト", "cubes": "リソースの配分"}
 
 
 class Populous(Game):
@@ -34,12 +39,23 @@ class Populous(Game):
     Options = PopulousOptions
     parser = PARSER
     commands = GAME_COMMANDS
-    breakdown_labels = scoring.BREAKDOWN_LABELS
+    # Hand plays and discards name the cards of the hand, REVEAL lines the face-down skills:
+    # a refusal is posted in the thread, for everyone to read.
+    secret_commands = (Play, Discard, Reveal)
 
     def check_content(self) -> None:
         content.load()
 
     deal = staticmethod(rules.setup)
+    copy_state = staticmethod(rules.copy_state)
+
+    def execute(
+        self, state: State, actor: Actor, command: Any, rng: Rng, sealed: bool
+    ) -> list[dict[str, Any]]:
+        assert isinstance(actor, int)  # the GM gives no game command (gm_commands is empty)
+        return rules.execute(state, actor, command, rng, sealed)
+
+    legal_commands = staticmethod(rules.legal_commands)
     needs_seal = staticmethod(rules.needs_seal)
 
     def must_be_sealed_message(self, state: State, command: Any) -> str:
@@ -53,28 +69,8 @@ class Populous(Game):
             return "スキルのドラフトは秘密です。封印して PICK <スキル> を送ってください。"
         return "リソースの配分は秘密です。封印して CUBES 情熱 a 食料 b 信仰 c を送ってください。"
 
-    copy_state = staticmethod(rules.copy_state)
-
-    def execute(
-        self, state: State, actor: Actor, command: Any, rng: Rng, sealed: bool
-    ) -> list[dict[str, Any]]:
-        assert isinstance(actor, int)  # the GM gives no game command (gm_commands is empty)
-        return rules.execute(state, actor, command, rng, sealed)
-
-    def legal_commands(self, state: State, actor: Actor) -> list[Any]:
-        return list(rules.legal_commands(state, actor))
-
-    def refusal_lines(self, state: State, actor: Actor) -> list[str]:
-        # Hand plays and discards name the cards of the hand, REVEAL lines the face-down
-        # skills: a refusal is posted in the thread, for everyone to read.
-        return [
-            command.canonical()
-            for command in rules.legal_commands(state, actor)
-            if not isinstance(command, Play | Discard | Reveal)
-            and rules.needs_seal(state, command) is not True
-        ]
-
     view = staticmethod(_view)
+    board_svg = staticmethod(svg.board_svg)
 
     def hidden(self, state: State, viewer: Viewer) -> list[Any]:
         """Every hand but the viewer's, the deck's order, others' face-down skills, the cards
@@ -82,9 +78,7 @@ class Populous(Game):
         if viewer == "gm":
             return []
         secrets: list[Any] = []
-        for seat, player in enumerate(state["players"]):
-            if seat == viewer:
-                continue
+        for seat, player in seats.others(state["players"], viewer):
             if len(player["hand"]) > 1:
                 secrets.append(sorted(player["hand"]))
             face_down = [name for name in player["skills"] if name not in player["revealed"]]
@@ -95,40 +89,27 @@ class Populous(Game):
             secrets.append(list(state["deck"]))
         return secrets
 
-    board_svg = staticmethod(svg.board_svg)
-
-    def epilogue(self, state: State) -> list[str]:
-        if not state["over"]:
-            return []
-        lines = ["【ポピュラス 草案21 種明かし】"]
-        for player in state["players"]:
-            hand = "、".join(player["hand"]) or "なし"
-            hidden = [n for n in player["skills"] if n not in player["revealed"]]
-            down = [c["kind"] for gen in player["gens"] for c in gen if c["down"]]
-            lines.append(
-                f"・{player['name']}: 手札 {hand}"
-                f" / 伏せたままのスキル {'、'.join(hidden) or 'なし'}"
-                f" / 裏面配置のカード {'、'.join(down) or 'なし'}"
-            )
-        return lines
-
+    breakdown_labels = scoring.BREAKDOWN_LABELS
     result = staticmethod(scoring.result)
+
+    def revealed(self, player: Mapping[str, Any]) -> str:
+        hand = "、".join(player["hand"]) or "なし"
+        hidden = [n for n in player["skills"] if n not in player["revealed"]]
+        down = [c["kind"] for gen in player["gens"] for c in gen if c["down"]]
+        return (
+            f": 手札 {hand}"
+            f" / 伏せたままのスキル {'、'.join(hidden) or 'なし'}"
+            f" / 裏面配置のカード {'、'.join(down) or 'なし'}"
+        )
+
     waiting_for = staticmethod(rules.waiting_for)
-    default_commands = staticmethod(rules.default_commands)
-    zombie = staticmethod(_zombie.zombie)
     turn_key = staticmethod(rules.turn_key)
 
     def turn_label(self, state: State) -> str:
-        phase = state["phase"]
-        if state["over"] or phase == "over":
-            return ""
-        if phase == "race":
-            return "種族選択"
-        if phase == "draft":
-            return "スキルのドラフト"
-        if phase == "cubes":
-            return "リソースの配分"
-        return f"第{state['round']}ラウンド"
+        return phase_or_turn(state, "第{round}ラウンド", PHASE_LABELS)
+
+    default_commands = staticmethod(rules.default_commands)
+    zombie = staticmethod(_zombie.zombie)
 
 
 game = Populous()

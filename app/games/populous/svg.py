@@ -35,33 +35,10 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from app.games.svg import (
-    FONT_FAMILY,
-    INK,
-    MUTED,
-    WIDTH,
-    Node,
-    bar,
-    chip,
-    chip_rows,
-    document,
-    el,
-    group,
-    rect,
-    text,
-    text_width,
-    wrap_text,
-)
+from app.games import svg
+from app.games.svg import CONTENT_WIDTH, INK, MARGIN, MUTED, PADDING, SECTION_GAP, WIDTH, Node
 
-MARGIN = 8
-PADDING = 8
-CONTENT_WIDTH = WIDTH - 2 * MARGIN
-SECTION_GAP = 12
-OWN_EDGE = "#1e88e5"
-PANEL_EDGE = "#bdbdbd"
-WAITING_CHIP = ("#fff8e1", "#8d6e00")
 FADED = "#9e9e9e"
-HAND_LABEL = "あなたの手札"
 SKILLS_LABEL = "あなたのスキル"
 PACK_LABEL = "あなたのドラフトのパック"
 SEALED_LABEL = "あなたの封印"
@@ -145,7 +122,7 @@ CORNERS = (
 LETTERS = ("a", "b", "c")
 LABEL_SIZE = 11
 TEXT_HEIGHT = 8.0  # an 11 unit line of digits and latin letters, baseline to top
-TEXT_ROOM = text_width("24a", LABEL_SIZE)
+TEXT_ROOM = svg.text_width("24a", LABEL_SIZE)
 PIECE = 9.0
 PIECE_GAP = 1.5
 PIECES_ROOM = 3 * PIECE + 2 * PIECE_GAP  # a rhombus's pieces row should hold three
@@ -164,10 +141,6 @@ PIECE_JA = {"worker": "ワーカー", "town": "タウン", "ruin": "破壊され
 LEGEND_NOTE = "マスの中: 上からマスの名前、駒、天変地異のサイコロの目"
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def _n(value: float) -> float:
     return round(value, 1)
 
@@ -181,10 +154,6 @@ def _number(value: float) -> str:
     return "0" if shown in ("", "-0") else shown
 
 
-def _heading(y: float, label: str, x: float = MARGIN) -> Node:
-    return text(x, y + 13, label, size=13, fill=MUTED, bold=True)
-
-
 def _players(view: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [player for player in view.get("players") or [] if isinstance(player, Mapping)]
 
@@ -192,21 +161,21 @@ def _players(view: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def _colours(view: Mapping[str, Any]) -> dict[int, str]:
     """Seat -> the race's colour (grey before the race is chosen)."""
     return {
-        _int(player.get("seat", index)): str(player.get("colour") or DEFAULT_COLOUR)
+        svg.as_int(player.get("seat", index)): str(player.get("colour") or DEFAULT_COLOUR)
         for index, player in enumerate(_players(view))
     }
 
 
 def _names(view: Mapping[str, Any]) -> dict[int, str]:
     return {
-        _int(player.get("seat", index)): str(player.get("name"))
+        svg.as_int(player.get("seat", index)): str(player.get("name"))
         for index, player in enumerate(_players(view))
     }
 
 
 def dice_label(faces: Sequence[Any]) -> str:
     """A square's die faces as printed: ``1-2`` for a run, else ``1・4``."""
-    numbers = sorted(_int(face) for face in faces)
+    numbers = sorted(svg.as_int(face) for face in faces)
     if len(numbers) > 1 and numbers == list(range(numbers[0], numbers[-1] + 1)):
         return f"{numbers[0]}-{numbers[-1]}"
     return "・".join(str(number) for number in numbers)
@@ -228,7 +197,7 @@ def _status(view: Mapping[str, Any]) -> str:
         sealed = view.get("sealed")
         seats = sealed.get("sealed_seats") if isinstance(sealed, Mapping) else None
         names = _names(view)
-        done = [names.get(_int(seat), "") for seat in seats or []]
+        done = [names.get(svg.as_int(seat), "") for seat in seats or []]
         extra = f"(封印済み: {'、'.join(done)})" if done else ""
         return f"待ち: {'、'.join(waiting)}{extra}"
     return f"手番: {'、'.join(waiting)}"
@@ -241,59 +210,38 @@ def _phase_label(view: Mapping[str, Any]) -> str:
     if phase == "draft":
         draft = view.get("draft")
         if isinstance(draft, Mapping):
-            return f"スキルのドラフト {_int(draft.get('pick'))}/{_int(draft.get('of'))}巡目"
+            pick, of = svg.as_int(draft.get("pick")), svg.as_int(draft.get("of"))
+            return f"スキルのドラフト {pick}/{of}巡目"
     if phase == "play" and view.get("step_ja"):
         return str(view.get("step_ja"))
     return PHASE_JA.get(phase, phase)
 
 
 def _header(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
-    parts: list[Node] = [text(MARGIN, y + 19, "ポピュラス 草案21", size=16, bold=True)]
-    rounds = _int(view.get("rounds"))
+    parts: list[Node] = [svg.text(MARGIN, y + 19, "ポピュラス 草案21", size=16, bold=True)]
+    rounds = svg.as_int(view.get("rounds"))
     if view.get("phase") in ("play", "over") or view.get("over"):
-        when = f"第{_int(view.get('round'))}ラウンド / {rounds}"
+        when = f"第{svg.as_int(view.get('round'))}ラウンド / {rounds}"
     else:
         when = f"全{rounds}ラウンド"
-    parts.append(text(WIDTH - MARGIN, y + 19, when, size=14, anchor="end", bold=True))
+    parts.append(svg.text(WIDTH - MARGIN, y + 19, when, size=14, anchor="end", bold=True))
     y += 28
     shown = _phase_label(view)
-    parts.append(text(MARGIN, y + 14, shown, size=13, fill=MUTED, bold=True))
+    parts.append(svg.text(MARGIN, y + 14, shown, size=13, fill=MUTED, bold=True))
     status = _status(view)
     if status:
-        # Whose turn stands right of the phase, or on a line of its own when it is long.
-        phase_width = text_width(shown, 13) + 10
-        if text_width(status, 13) > CONTENT_WIDTH - phase_width:
-            y += 18
-            phase_width = 0
-        parts.append(
-            text(
-                MARGIN + phase_width,
-                y + 14,
-                status,
-                size=13,
-                bold=True,
-                max_width=CONTENT_WIDTH - phase_width,
-            )
-        )
+        beside, y = svg.status_beside(shown, status, y)
+        parts.append(beside)
     y += 20
     prompt = str(view.get("prompt") or "")
     if prompt and not view.get("over"):
-        for line in wrap_text(prompt, CONTENT_WIDTH, 12):
-            parts.append(text(MARGIN, y + 13, line, size=12))
+        for line in svg.wrap_text(prompt, CONTENT_WIDTH, 12):
+            parts.append(svg.text(MARGIN, y + 13, line, size=12))
             y += 17
     players = _names(view)
     start = view.get("start")
     if not view.get("over") and isinstance(start, int) and start in players:
-        parts.append(
-            text(
-                MARGIN,
-                y + 13,
-                f"スタートプレイヤー: {players[start]}",
-                size=12,
-                fill=MUTED,
-                max_width=CONTENT_WIDTH,
-            )
-        )
+        parts.append(svg.note_line(y, f"スタートプレイヤー: {players[start]}"))
         y += 18
     return parts, y + SECTION_GAP - 4
 
@@ -302,11 +250,10 @@ def _header(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
 
 
 def _result(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
-    result = view.get("result")
-    ranking = result.get("ranking") if isinstance(result, Mapping) else None
+    ranking = svg.ranking_entries(view)
     if not view.get("over") or not ranking:
         return [], y
-    parts: list[Node] = [_heading(y, "最終結果")]
+    parts: list[Node] = [svg.section_heading(y, "最終結果")]
     y += 20
     # The tie-break (rules: more towns left on the race board, as the board's table gives
     # it), under each entry whose score another shares.
@@ -314,17 +261,7 @@ def _result(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     scores = Counter(entry.get("score") for entry in ranking)
     for entry in ranking:
         breakdown = entry.get("breakdown") or {}
-        parts.append(text(MARGIN, y + 14, f"{entry.get('rank')}位", size=14, bold=True))
-        parts.append(
-            text(
-                MARGIN + 40, y + 14, str(entry.get("name")), size=14, max_width=CONTENT_WIDTH - 110
-            )
-        )
-        parts.append(
-            text(
-                WIDTH - MARGIN, y + 14, f"{entry.get('score')}点", size=14, anchor="end", bold=True
-            )
-        )
+        parts.extend(svg.ranking_row(entry, y))
         y += 19
         detail = (
             f"ゲーム中{breakdown.get('play')}・ワーカー{breakdown.get('workers')}"
@@ -332,14 +269,16 @@ def _result(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
             f"・スキル{breakdown.get('skills')}"
         )
         parts.append(
-            text(MARGIN + 40, y + 12, detail, size=11, fill=MUTED, max_width=CONTENT_WIDTH - 40)
+            svg.text(MARGIN + 40, y + 12, detail, size=11, fill=MUTED, max_width=CONTENT_WIDTH - 40)
         )
         y += 20
         if scores[entry.get("score")] > 1:
             left = towns_left.get(entry.get("name"), "—")
             tie = f"同点: 種族ボードに残るタウン {left} (多いほうが上位)"
             parts.append(
-                text(MARGIN + 40, y + 10, tie, size=11, fill=MUTED, max_width=CONTENT_WIDTH - 40)
+                svg.text(
+                    MARGIN + 40, y + 10, tie, size=11, fill=MUTED, max_width=CONTENT_WIDTH - 40
+                )
             )
             y += 16
     return parts, y + SECTION_GAP - 4
@@ -357,12 +296,14 @@ def war_text(view: Mapping[str, Any]) -> str:
     outcome = war.get("outcome") or {}
     fighters = []
     for fighter in war.get("fighters") or []:
-        seat = _int(fighter.get("seat"))
+        seat = svg.as_int(fighter.get("seat"))
         result = OUTCOME_JA.get(str(outcome.get(str(seat))), "")
-        fighters.append(f"{names.get(seat, '?')} 戦力{_int(fighter.get('strength'))} {result}")
+        fighters.append(
+            f"{names.get(seat, '?')} 戦力{svg.as_int(fighter.get('strength'))} {result}"
+        )
     contested = "・".join(str(square) for square in war.get("contested") or [])
     return (
-        f"直前の戦争(第{_int(war.get('round'))}ラウンド、{war.get('area')} の {contested}): "
+        f"直前の戦争(第{svg.as_int(war.get('round'))}ラウンド、{war.get('area')} の {contested}): "
         + " / ".join(fighters)
     )
 
@@ -372,8 +313,8 @@ def _war(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     if not shown:
         return [], y
     parts: list[Node] = []
-    for line in wrap_text(shown, CONTENT_WIDTH, 12):
-        parts.append(text(MARGIN, y + 13, line, size=12))
+    for line in svg.wrap_text(shown, CONTENT_WIDTH, 12):
+        parts.append(svg.text(MARGIN, y + 13, line, size=12))
         y += 17
     return parts, y + SECTION_GAP - 4
 
@@ -474,7 +415,7 @@ def _piece(kind: str, x: float, y: float, size: float, colour: str) -> Node:
     """A worker (a disc), a town (a house) or a destroyed town (a hollow, crossed house)."""
     half = size / 2
     if kind == "worker":
-        return el(
+        return svg.el(
             "circle",
             cx=_n(x),
             cy=_n(y),
@@ -493,17 +434,17 @@ def _piece(kind: str, x: float, y: float, size: float, colour: str) -> Node:
         )
     )
     if kind == "town":
-        return el("polygon", points=house, fill=colour, stroke=PIECE_EDGE, stroke_width=0.8)
+        return svg.el("polygon", points=house, fill=colour, stroke=PIECE_EDGE, stroke_width=0.8)
     cross = (
         f"M{_number(x - half * 0.6)} {_number(y - half * 0.2)}"
         f"L{_number(x + half * 0.6)} {_number(y + half * 0.8)}"
         f"M{_number(x + half * 0.6)} {_number(y - half * 0.2)}"
         f"L{_number(x - half * 0.6)} {_number(y + half * 0.8)}"
     )
-    return group(
+    return svg.group(
         [
-            el("polygon", points=house, fill="#ffffff", stroke=colour, stroke_width=1.2),
-            el("path", d=cross, fill="none", stroke=colour, stroke_width=1.2),
+            svg.el("polygon", points=house, fill="#ffffff", stroke=colour, stroke_width=1.2),
+            svg.el("path", d=cross, fill="none", stroke=colour, stroke_width=1.2),
         ]
     )
 
@@ -528,7 +469,7 @@ def _square_title(square: Mapping[str, Any], names: Mapping[int, str]) -> str:
     said = [f"{square.get('id')} {terrain} サイコロ{dice_label(square.get('dice') or [])}"]
     counts: dict[tuple[int, str], int] = {}
     for piece in square.get("pieces") or []:
-        key = (_int(piece.get("seat")), str(piece.get("type")))
+        key = (svg.as_int(piece.get("seat")), str(piece.get("type")))
         counts[key] = counts.get(key, 0) + 1
     for (seat, kind), count in sorted(counts.items(), key=lambda item: item[0]):
         shown = f"{names.get(seat, '?')}の{PIECE_JA.get(kind, kind)}"
@@ -542,7 +483,7 @@ def _square_shape(
     """Square k (a, b, c) touches edges 2k and 2k+1 turned by the tile's rotation."""
     letter = str(square.get("letter") or str(square.get("id"))[-1:])
     number = LETTERS.index(letter) if letter in LETTERS else index
-    return _shape(size, (2 * number + 2 * _int(tile.get("rot"))) % 6)
+    return _shape(size, (2 * number + 2 * svg.as_int(tile.get("rot"))) % 6)
 
 
 def _square(
@@ -558,8 +499,8 @@ def _square(
     shape = _square_shape(square, index, tile, size)
     terrain = str(square.get("terrain"))
     parts: list[Node | None] = [
-        el("title", _square_title(square, names)),
-        el(
+        svg.el("title", _square_title(square, names)),
+        svg.el(
             "polygon",
             points=_points([(cx + x, cy + y) for x, y in shape.points]),
             fill=TERRAIN_FILLS.get(terrain, UNKNOWN_TERRAIN),
@@ -569,7 +510,7 @@ def _square(
     ]
     label_x, label_y, label_room = shape.label
     parts.append(
-        text(
+        svg.text(
             _n(cx + label_x),
             _n(cy + label_y),
             str(square.get("id")),
@@ -581,7 +522,7 @@ def _square(
     )
     dice_x, dice_y, dice_room = shape.dice
     parts.append(
-        text(
+        svg.text(
             _n(cx + dice_x),
             _n(cy + dice_y),
             dice_label(square.get("dice") or []),
@@ -593,7 +534,10 @@ def _square(
     )
     pieces = sorted(
         (piece for piece in square.get("pieces") or [] if isinstance(piece, Mapping)),
-        key=lambda piece: (PIECE_ORDER.get(str(piece.get("type")), 3), _int(piece.get("seat"))),
+        key=lambda piece: (
+            PIECE_ORDER.get(str(piece.get("type")), 3),
+            svg.as_int(piece.get("seat")),
+        ),
     )
     if pieces:
         left, right, middle = shape.pieces
@@ -604,11 +548,11 @@ def _square(
             total = len(row) * piece_size + (len(row) - 1) * PIECE_GAP
             x = cx + (left + right) / 2 - total / 2 + piece_size / 2
             for piece in row:
-                colour = colours.get(_int(piece.get("seat")), DEFAULT_COLOUR)
+                colour = colours.get(svg.as_int(piece.get("seat")), DEFAULT_COLOUR)
                 parts.append(_piece(str(piece.get("type")), x, y, piece_size, colour))
                 x += piece_size + PIECE_GAP
             y += piece_size + PIECE_GAP
-    return group(parts)
+    return svg.group(parts)
 
 
 def _hexagon(cx: float, cy: float, size: float) -> str:
@@ -620,9 +564,9 @@ def _tile_centre(tile: Mapping[str, Any], cx: float, cy: float) -> Node:
     ring = tile.get("ring")
     disc = None
     if ring is not None:
-        disc = el(
+        disc = svg.el(
             "circle",
-            el("title", f"地形リング: {ring}"),
+            svg.el("title", f"地形リング: {ring}"),
             cx=_n(cx),
             cy=_n(cy),
             r=RING_RADIUS,
@@ -630,12 +574,12 @@ def _tile_centre(tile: Mapping[str, Any], cx: float, cy: float) -> Node:
             stroke=INK,
             stroke_width=1,
         )
-    label = el(
+    label = svg.el(
         "text",
         str(tile.get("id")),
         x=_n(cx),
         y=_n(cy + 4),
-        font_family=FONT_FAMILY,
+        font_family=svg.FONT_FAMILY,
         font_size=LABEL_SIZE,
         font_weight="bold",
         text_anchor="middle",
@@ -645,18 +589,18 @@ def _tile_centre(tile: Mapping[str, Any], cx: float, cy: float) -> Node:
         stroke_linejoin="round",
         paint_order="stroke",
     )
-    return group([disc, label])
+    return svg.group([disc, label])
 
 
 def _map(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     tiles = [tile for tile in view.get("map") or [] if isinstance(tile, Mapping)]
     if not tiles:
         return [], y
-    parts: list[Node] = [_heading(y, "マップ")]
+    parts: list[Node] = [svg.section_heading(y, "マップ")]
     area = view.get("area")
     if area:
         parts.append(
-            text(
+            svg.text(
                 WIDTH - MARGIN,
                 y + 13,
                 f"創世エリア {area}",
@@ -669,7 +613,10 @@ def _map(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     y += 20
     # Tile centres in hex sizes; the map is as large as the width allows (at most MAX_HEX).
     centres = [
-        (1.5 * _int(tile.get("q")), SQRT3 * (_int(tile.get("r")) + _int(tile.get("q")) / 2))
+        (
+            1.5 * svg.as_int(tile.get("q")),
+            SQRT3 * (svg.as_int(tile.get("r")) + svg.as_int(tile.get("q")) / 2),
+        )
         for tile in tiles
     ]
     low_x = min(x for x, _y in centres) - 1
@@ -691,7 +638,7 @@ def _map(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
             for index, square in enumerate(squares)
         ]
         drawn.append(
-            el(
+            svg.el(
                 "polygon",
                 points=_hexagon(cx, cy, size),
                 fill="none",
@@ -700,15 +647,15 @@ def _map(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
             )
         )
         drawn.append(_tile_centre(tile, cx, cy))
-        parts.append(group(drawn))
+        parts.append(svg.group(drawn))
         for index, square in enumerate(squares):
             if square.get("contested"):
                 contested.append(str(square.get("id")))
                 shape = _square_shape(square, index, tile, size)
                 on_top.append(
-                    el(
+                    svg.el(
                         "polygon",
-                        el("title", f"係争マス {square.get('id')}"),
+                        svg.el("title", f"係争マス {square.get('id')}"),
                         points=_points([(cx + x, cy + y) for x, y in shape.points]),
                         fill="none",
                         stroke=CONTESTED_EDGE,
@@ -719,9 +666,9 @@ def _map(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
         if tile.get("genesis"):
             on_top.insert(
                 0,
-                el(
+                svg.el(
                     "polygon",
-                    el("title", f"創世エリア {tile.get('id')}"),
+                    svg.el("title", f"創世エリア {tile.get('id')}"),
                     points=_hexagon(cx, cy, size),
                     fill="none",
                     stroke=GENESIS_EDGE,
@@ -733,7 +680,7 @@ def _map(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     y += size * (high_y - low_y) + 2 * MAP_MARGIN
     if contested:
         parts.append(
-            text(
+            svg.text(
                 MARGIN,
                 y + 13,
                 f"赤の破線は係争マス: {'・'.join(contested)}",
@@ -755,18 +702,20 @@ def _legend(y: float) -> tuple[list[Node], float]:
     x = float(MARGIN)
     for terrain in TERRAINS:
         parts.append(
-            rect(x, y + 2, 12, 12, fill=TERRAIN_FILLS[terrain], stroke=SQUARE_EDGE, radius=2)
+            svg.rect(x, y + 2, 12, 12, fill=TERRAIN_FILLS[terrain], stroke=SQUARE_EDGE, radius=2)
         )
-        parts.append(text(x + 15, y + 12, terrain, size=11, fill=MUTED))
-        x += 15 + text_width(terrain, 11) + 10
+        parts.append(svg.text(x + 15, y + 12, terrain, size=11, fill=MUTED))
+        x += 15 + svg.text_width(terrain, 11) + 10
     y += 18
     x = float(MARGIN)
     for kind in ("worker", "town", "ruin"):
         parts.append(_piece(kind, x + 5, y + 8, PIECE, MUTED))
-        parts.append(text(x + 13, y + 12, PIECE_JA[kind], size=11, fill=MUTED))
-        x += 13 + text_width(PIECE_JA[kind], 11) + 12
+        parts.append(svg.text(x + 13, y + 12, PIECE_JA[kind], size=11, fill=MUTED))
+        x += 13 + svg.text_width(PIECE_JA[kind], 11) + 12
     y += 18
-    parts.append(text(MARGIN, y + 12, LEGEND_NOTE, size=11, fill=MUTED, max_width=CONTENT_WIDTH))
+    parts.append(
+        svg.text(MARGIN, y + 12, LEGEND_NOTE, size=11, fill=MUTED, max_width=CONTENT_WIDTH)
+    )
     return parts, y + 18
 
 
@@ -775,13 +724,13 @@ def _legend(y: float) -> tuple[list[Node], float]:
 
 def _genesis(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     markers = [str(marker) for marker in view.get("markers") or []]
-    parts: list[Node] = [_heading(y, "創世カードとマーカー")]
+    parts: list[Node] = [svg.section_heading(y, "創世カードとマーカー")]
     y += 20
     x = float(MARGIN)
     for card in GENESIS_CARDS:
         count = markers.count(card)
         inner: list[Node | None] = [
-            rect(
+            svg.rect(
                 x,
                 y,
                 GENESIS_CARD_WIDTH,
@@ -795,18 +744,22 @@ def _genesis(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
         middle = x + GENESIS_CARD_WIDTH / 2
         if card == "F":
             inner.append(
-                text(middle, y + 22, "F", size=18, fill=GENESIS_INK, anchor="middle", bold=True)
+                svg.text(middle, y + 22, "F", size=18, fill=GENESIS_INK, anchor="middle", bold=True)
             )
-            inner.append(text(middle, y + 38, "フリー", size=11, fill=GENESIS_INK, anchor="middle"))
+            inner.append(
+                svg.text(middle, y + 38, "フリー", size=11, fill=GENESIS_INK, anchor="middle")
+            )
         else:
             inner.append(
-                text(middle, y + 29, card, size=20, fill=GENESIS_INK, anchor="middle", bold=True)
+                svg.text(
+                    middle, y + 29, card, size=20, fill=GENESIS_INK, anchor="middle", bold=True
+                )
             )
         width = count * 2 * MARKER_RADIUS + (count - 1) * 3
         left = middle - width / 2 + MARKER_RADIUS
         for index in range(count):
             inner.append(
-                el(
+                svg.el(
                     "circle",
                     cx=_n(left + index * (2 * MARKER_RADIUS + 3)),
                     cy=_n(y + GENESIS_CARD_HEIGHT + 3 + MARKER_RADIUS),
@@ -816,12 +769,12 @@ def _genesis(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
                     stroke_width=1.5,
                 )
             )
-        parts.append(group(inner))
+        parts.append(svg.group(inner))
         x += GENESIS_CARD_WIDTH + GENESIS_CARD_GAP
     y += GENESIS_CARD_HEIGHT + 6 + 2 * MARKER_RADIUS + 4
     shown = "・".join("フリー" if marker == "F" else f"【{marker}】" for marker in markers)
     parts.append(
-        text(
+        svg.text(
             MARGIN,
             y + 12,
             f"マーカー: {shown or 'なし'}(マーカーのある数字は選べません)",
@@ -839,14 +792,14 @@ def _genesis(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
 def _supply(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
     """The rings left, by terrain, and the deck and discard."""
     rings = view.get("rings") or {}
-    parts: list[Node] = [text(MARGIN, y + 13, "地形リング残り", size=12, bold=True)]
-    x = MARGIN + text_width("地形リング残り", 12) + 8
+    parts: list[Node] = [svg.text(MARGIN, y + 13, "地形リング残り", size=12, bold=True)]
+    x = MARGIN + svg.text_width("地形リング残り", 12) + 8
     for terrain in TERRAINS:
-        label = f"{terrain}{_int(rings.get(terrain))}"
+        label = f"{terrain}{svg.as_int(rings.get(terrain))}"
         parts.append(
-            group(
+            svg.group(
                 [
-                    el(
+                    svg.el(
                         "circle",
                         cx=_n(x + 6),
                         cy=y + 9,
@@ -855,17 +808,17 @@ def _supply(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
                         stroke=RING_COLOURS[terrain],
                         stroke_width=3,
                     ),
-                    text(x + 14, y + 13, label, size=12),
+                    svg.text(x + 14, y + 13, label, size=12),
                 ]
             )
         )
-        x += 14 + text_width(label, 12) + 6
+        x += 14 + svg.text_width(label, 12) + 6
     y += 20
     parts.append(
-        text(
+        svg.text(
             MARGIN,
             y + 12,
-            f"山札 {_int(view.get('deck'))}枚 ・ 捨て札 {_int(view.get('discard'))}枚",
+            f"山札 {svg.as_int(view.get('deck'))}枚 ・ 捨て札 {svg.as_int(view.get('discard'))}枚",
             size=11,
             fill=MUTED,
         )
@@ -895,9 +848,9 @@ def _races(view: Mapping[str, Any], y: float) -> tuple[list[Node], float]:
             )
     if not chips:
         return [], y
-    parts: list[Node] = [_heading(y, "種族")]
+    parts: list[Node] = [svg.section_heading(y, "種族")]
     y += 20
-    drawn, height = chip_rows(MARGIN, y, CONTENT_WIDTH, chips)
+    drawn, height = svg.chip_rows(MARGIN, y, CONTENT_WIDTH, chips)
     parts.append(drawn)
     return parts, y + height + SECTION_GAP
 
@@ -910,10 +863,10 @@ def _status_chips(
 ) -> list[tuple[str, str, str]]:
     chips: list[tuple[str, str, str]] = []
     if mine:
-        chips.append(("あなた", OWN_EDGE, "#ffffff"))
+        chips.append(("あなた", svg.OWN_EDGE, "#ffffff"))
     waiting = [str(name) for name in view.get("waiting_for") or []]
     if not view.get("over") and str(player.get("name")) in waiting:
-        chips.append(("手番", *WAITING_CHIP))
+        chips.append(("手番", *svg.WAITING_CHIP))
     return chips
 
 
@@ -935,10 +888,12 @@ def _card(
         kind = str(card.get("kind"))
         fill, ink = _card_colours(kind)
         return (
-            group(
+            svg.group(
                 [
-                    rect(x, y, width, CARD_STRIP, fill=fill, stroke=ink, radius=3, stroke_width=1),
-                    text(
+                    svg.rect(
+                        x, y, width, CARD_STRIP, fill=fill, stroke=ink, radius=3, stroke_width=1
+                    ),
+                    svg.text(
                         x + width / 2,
                         y + 12,
                         kind,
@@ -953,8 +908,10 @@ def _card(
         )
     height = CARD_STRIP if known is None else CARD_KNOWN
     parts: list[Node | None] = [
-        rect(x, y, width, height, fill=CARD_BACK, stroke=CARD_BACK_EDGE, radius=3, stroke_width=1),
-        text(
+        svg.rect(
+            x, y, width, height, fill=CARD_BACK, stroke=CARD_BACK_EDGE, radius=3, stroke_width=1
+        ),
+        svg.text(
             x + width / 2,
             y + 12,
             str(card.get("action")),
@@ -966,9 +923,9 @@ def _card(
     ]
     if known is not None:
         fill, ink = _card_colours(known)
-        parts.append(rect(x + 2, y + 15, width - 4, 13, fill=fill, radius=2))
+        parts.append(svg.rect(x + 2, y + 15, width - 4, 13, fill=fill, radius=2))
         parts.append(
-            text(
+            svg.text(
                 x + width / 2,
                 y + 26,
                 known,
@@ -978,7 +935,7 @@ def _card(
                 max_width=width - 4,
             )
         )
-    return group(parts), height
+    return svg.group(parts), height
 
 
 def _generations(
@@ -990,12 +947,12 @@ def _generations(
 ) -> tuple[list[Node], float]:
     """The generations as columns (the first on the left), each a stack of its cards."""
     gens = [gen for gen in player.get("generations") or [] if isinstance(gen, Sequence)]
-    parts: list[Node] = [text(x, y + 13, "世代", size=12, fill=MUTED, bold=True)]
+    parts: list[Node] = [svg.text(x, y + 13, "世代", size=12, fill=MUTED, bold=True)]
     if not gens:
-        parts.append(text(x + 32, y + 13, "まだカードを置いていません", size=12, fill=FADED))
+        parts.append(svg.text(x + 32, y + 13, "まだカードを置いていません", size=12, fill=FADED))
         return parts, y + 20
     parts.append(
-        text(x + width, y + 13, "紺=裏向き(アクション)", size=11, fill=MUTED, anchor="end")
+        svg.text(x + width, y + 13, "紺=裏向き(アクション)", size=11, fill=MUTED, anchor="end")
     )
     y += 18
     per_row = len(gens)
@@ -1010,7 +967,7 @@ def _generations(
             number = start + offset
             left = x + offset * (column + GEN_GAP)
             parts.append(
-                text(
+                svg.text(
                     left + column / 2, y + 11, str(number + 1), size=11, fill=MUTED, anchor="middle"
                 )
             )
@@ -1031,7 +988,7 @@ def _generations(
 def sealed_text(mine: Any) -> str:
     """The viewer's own sealed choice: a skill picked, or the cubes split."""
     if isinstance(mine, Mapping):
-        return "・".join(f"{name}{_int(count)}" for name, count in mine.items())
+        return "・".join(f"{name}{svg.as_int(count)}" for name, count in mine.items())
     if isinstance(mine, list):
         return "・".join(str(item) for item in mine)
     return str(mine)
@@ -1049,19 +1006,21 @@ def _hidden_lines(
     """What only the viewer sees: their hand, their skills and, in the draft, their pack."""
     parts: list[Node] = []
     hand = [str(card) for card in own_player.get("hand") or []]
-    label = GM_HAND_LABEL if gm else HAND_LABEL
-    parts.append(text(x, y + 13, f"{label}({len(hand)}枚)", size=12, fill=OWN_EDGE, bold=True))
+    label = GM_HAND_LABEL if gm else svg.HAND_LABEL
+    parts.append(
+        svg.text(x, y + 13, f"{label}({len(hand)}枚)", size=12, fill=svg.OWN_EDGE, bold=True)
+    )
     y += 18
     if hand:
-        drawn, height = chip_rows(x, y, width, [(card, *_card_colours(card)) for card in hand])
+        drawn, height = svg.chip_rows(x, y, width, [(card, *_card_colours(card)) for card in hand])
         parts.append(drawn)
         y += height + 6
     else:
-        parts.append(text(x, y + 13, "なし", size=12, fill=FADED))
+        parts.append(svg.text(x, y + 13, "なし", size=12, fill=FADED))
         y += 20
     skills = [skill for skill in own_player.get("skills") or [] if isinstance(skill, Mapping)]
     label = GM_SKILLS_LABEL if gm else SKILLS_LABEL
-    parts.append(text(x, y + 13, label, size=12, fill=OWN_EDGE, bold=True))
+    parts.append(svg.text(x, y + 13, label, size=12, fill=svg.OWN_EDGE, bold=True))
     y += 18
     if skills:
         chips = [
@@ -1070,22 +1029,22 @@ def _hidden_lines(
             else (f"伏 {skill.get('name')}", "#eceff1", "#37474f")
             for skill in skills
         ]
-        drawn, height = chip_rows(x, y, width, chips)
+        drawn, height = svg.chip_rows(x, y, width, chips)
         parts.append(drawn)
         y += height + 6
     else:
-        parts.append(text(x, y + 13, "なし", size=12, fill=FADED))
+        parts.append(svg.text(x, y + 13, "なし", size=12, fill=FADED))
         y += 20
     sealed = own.get("sealed")
     mine = sealed.get("mine") if isinstance(sealed, Mapping) and not gm else None
     if mine is not None and not view.get("over"):
         parts.append(
-            text(
+            svg.text(
                 x,
                 y + 13,
                 f"{SEALED_LABEL}: {sealed_text(mine)}",
                 size=12,
-                fill=OWN_EDGE,
+                fill=svg.OWN_EDGE,
                 bold=True,
                 max_width=width,
             )
@@ -1094,10 +1053,10 @@ def _hidden_lines(
     draft = own.get("draft")
     pack = draft.get("pack") if isinstance(draft, Mapping) and not gm else None
     if view.get("phase") == "draft" and pack:
-        parts.append(text(x, y + 13, PACK_LABEL, size=12, fill=OWN_EDGE, bold=True))
+        parts.append(svg.text(x, y + 13, PACK_LABEL, size=12, fill=svg.OWN_EDGE, bold=True))
         y += 18
         chips = [(str(skill.get("name")), "#fff3e0", "#bf360c") for skill in pack]
-        drawn, height = chip_rows(x, y, width, chips)
+        drawn, height = svg.chip_rows(x, y, width, chips)
         parts.append(drawn)
         y += height + 6
     return parts, y
@@ -1119,38 +1078,26 @@ def _player_panel(
     inner: list[Node] = []
     y += PADDING
     chips = _status_chips(view, player, own_player is not None and not gm)
-    widths = [text_width(label, 11) + 12 for label, _fill, _ink in chips]
-    chips_width = sum(widths) + 4 * max(len(chips) - 1, 0)
-    name = str(player.get("name"))
-    inner.append(text(x, y + 15, name, size=15, bold=True, max_width=width))
-    if chips and text_width(name, 15) + 8 + chips_width > width:
-        y += 22
-        left: float = x
-    else:
-        left = x + width - chips_width
-    for (label, fill, ink), chip_width in zip(chips, widths, strict=True):
-        element, _width = chip(left, y, label, size=11, fill=fill, ink=ink)
-        inner.append(element)
-        left += chip_width + 4
-    y += 24
+    drawn_name, y = svg.name_and_chips(x, y, width, str(player.get("name")), chips)
+    inner.extend(drawn_name)
 
     # The race with its colour, and the VP.
     race = player.get("race")
     aptitudes = "・".join(str(terrain) for terrain in player.get("aptitudes") or [])
     race_text = f"{race}(適性 {aptitudes})" if race and aptitudes else str(race or "種族未選択")
-    vp = f"{_int(player.get('vp'))}VP"
-    inner.append(rect(x, y + 2, 14, 14, fill=colour, stroke=PIECE_EDGE, radius=3))
+    vp = f"{svg.as_int(player.get('vp'))}VP"
+    inner.append(svg.rect(x, y + 2, 14, 14, fill=colour, stroke=PIECE_EDGE, radius=3))
     inner.append(
-        text(
+        svg.text(
             x + 20,
             y + 14,
             race_text,
             size=13,
             fill=INK if race else FADED,
-            max_width=width - 20 - text_width(vp, 15) - 8,
+            max_width=width - 20 - svg.text_width(vp, 15) - 8,
         )
     )
-    inner.append(text(x + width, y + 15, vp, size=15, anchor="end", bold=True))
+    inner.append(svg.text(x + width, y + 15, vp, size=15, anchor="end", bold=True))
     y += 22
 
     resources = player.get("resources") or {}
@@ -1158,12 +1105,12 @@ def _player_panel(
     for index, resource in enumerate(RESOURCES):
         column, row = index % 2, index // 2
         inner.append(
-            bar(
+            svg.bar(
                 x + column * (bar_width + 12),
                 y + row * 20,
                 bar_width,
                 resource,
-                _int(resources.get(resource)),
+                svg.as_int(resources.get(resource)),
                 RESOURCE_MAX,
                 color=RESOURCE_COLOURS[resource],
                 label_width=54,
@@ -1172,10 +1119,11 @@ def _player_panel(
     y += 42
 
     pieces = (
-        f"手札 {_int(player.get('hand_size'))}/{_int(player.get('max_hand'))}枚 ・ 手元 ワーカー"
-        f" {_int(player.get('workers_home'))} ・ タウン {_int(player.get('towns_home'))}"
+        f"手札 {svg.as_int(player.get('hand_size'))}/{svg.as_int(player.get('max_hand'))}枚"
+        f" ・ 手元 ワーカー {svg.as_int(player.get('workers_home'))}"
+        f" ・ タウン {svg.as_int(player.get('towns_home'))}"
     )
-    inner.append(text(x, y + 13, pieces, size=12, max_width=width))
+    inner.append(svg.text(x, y + 13, pieces, size=12, max_width=width))
     y += 20
 
     skills = [
@@ -1183,22 +1131,22 @@ def _player_panel(
         for skill in player.get("skills_revealed") or []
         if isinstance(skill, Mapping)
     ]
-    face_down = _int(player.get("skills_face_down"))
+    face_down = svg.as_int(player.get("skills_face_down"))
     if face_down:
         skills.append((f"伏せスキル {face_down}枚", "#eceff1", "#37474f"))
-    inner.append(text(x, y + 13, "スキル", size=12, fill=MUTED, bold=True))
+    inner.append(svg.text(x, y + 13, "スキル", size=12, fill=MUTED, bold=True))
     if skills:
-        drawn, height = chip_rows(x + 44, y, width - 44, skills)
+        drawn, height = svg.chip_rows(x + 44, y, width - 44, skills)
         inner.append(drawn)
         y += max(height, 20) + 6
     else:
-        inner.append(text(x + 44, y + 13, "なし", size=12, fill=FADED))
+        inner.append(svg.text(x + 44, y + 13, "なし", size=12, fill=FADED))
         y += 22
 
     majorities = [str(area) for area in player.get("majorities") or []]
     if majorities:
         inner.append(
-            text(x, y + 13, f"マジョリティ: {'・'.join(majorities)}", size=12, max_width=width)
+            svg.text(x, y + 13, f"マジョリティ: {'・'.join(majorities)}", size=12, max_width=width)
         )
         y += 20
 
@@ -1209,19 +1157,8 @@ def _player_panel(
         inner.extend(drawn_hidden)
     y += PADDING - 4
 
-    mine = own_player is not None
-    edge, edge_width = (OWN_EDGE, 2) if mine else (PANEL_EDGE, 1)
-    frame = rect(
-        MARGIN,
-        top,
-        CONTENT_WIDTH,
-        y - top,
-        fill="#ffffff",
-        stroke=edge,
-        radius=8,
-        stroke_width=edge_width,
-    )
-    stripe = rect(MARGIN + 4, top + 6, 5, y - top - 12, fill=colour, radius=2)
+    frame = svg.player_frame(top, y, own_player is not None)
+    stripe = svg.rect(MARGIN + 4, top + 6, 5, y - top - 12, fill=colour, radius=2)
     return [frame, stripe, *inner], y
 
 
@@ -1230,7 +1167,7 @@ def _own_players(own: Mapping[str, Any] | None) -> dict[int, Mapping[str, Any]]:
     if own is None:
         return {}
     return {
-        _int(player.get("seat", index)): player
+        svg.as_int(player.get("seat", index)): player
         for index, player in enumerate(_players(own))
         if "hand" in player
     }
@@ -1243,7 +1180,7 @@ def _panels(
     gm = len(mine) > 1
     parts: list[Node] = []
     for index, player in enumerate(_players(view)):
-        seat = _int(player.get("seat", index))
+        seat = svg.as_int(player.get("seat", index))
         drawn, y = _player_panel(view, player, y, own=own, own_player=mine.get(seat), gm=gm)
         parts.extend(drawn)
         y += 8
@@ -1266,7 +1203,7 @@ def board_svg(view: Mapping[str, Any], own: Mapping[str, Any] | None = None) -> 
     if view.get("over"):
         title = "ポピュラス 草案21 最終盤面"
     elif view.get("phase") == "play":
-        title = f"ポピュラス 草案21 第{_int(view.get('round'))}ラウンドの盤面"
+        title = f"ポピュラス 草案21 第{svg.as_int(view.get('round'))}ラウンドの盤面"
     else:
         title = f"ポピュラス 草案21 {PHASE_JA.get(str(view.get('phase')), '')}の盤面"
-    return document(WIDTH, round(y), title, parts)
+    return svg.document(WIDTH, round(y), title, parts)

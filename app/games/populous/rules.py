@@ -639,7 +639,11 @@ def _reach(state: State, target: str, rng: Rng, events: Events) -> None:
         newgen = state["t"]["newgen"]
         choice = _next_after_optional(state, seat) == "war"
         _close(state, rng, events)
-        if state["step"] == "area" or STEPS.index(state["step"]) > STEPS.index(target):
+        if (
+            state["phase"] != "play"  # the game's last turn ended inside the closing
+            or state["step"] == "area"
+            or STEPS.index(state["step"]) > STEPS.index(target)
+        ):
             # The rest of the turn ran by itself: there was no such choice to make.
             if target == "war" and not choice:
                 raise RuleError(

@@ -261,6 +261,8 @@ def _populous(script: Script) -> None:
             break
         seat = game.impl.waiting_for(state)[0]
         lines = [line for line in game.impl.legal(state, seat) if line != "END"]
+        if state["step"] == "after":  # the 決算 offered early: the script waits for its steps
+            lines = [line for line in lines if not line.startswith(("TOWN", "REVEAL"))]
         eager = [line for line in lines if line.startswith(("PLACE", "MOVE", "NEWGEN", "WAR"))]
         if state["step"] == "area":  # areas where others stand, for wars and mediations
             eager = [line for line in lines if _crowded(state, line, seat)]

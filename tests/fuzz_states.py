@@ -164,7 +164,7 @@ def _idolwp(script: Script) -> None:
         if game.impl.is_over(state):
             break
         seat = game.impl.waiting_for(state)[0]
-        lines = game.impl.legal(state, seat)
+        lines = _idolwp_first_listing(state, game.impl.legal(state, seat))
         eager = [line for line in lines if line.startswith(("EVENT LV", "CARD", "MOVE"))]
         game.do(seat, choices.choice(eager if eager and choices.random() < 0.5 else lines))
         state = game.state
@@ -188,6 +188,22 @@ def _idolwp(script: Script) -> None:
             game.stop("最後の特訓")
     assert game.impl.is_over(game.state), "the scripted idolwp game did not finish"
     game.stop("終了")
+
+
+def _idolwp_first_listing(state: State, lines: list[str]) -> list[str]:
+    """The lines the script's first version of `legal` listed (issue 40 offers more), so the
+    scripted game walks the same path and reaches the same stops."""
+    from app.games.idolwp.rules import content
+
+    pending = state["pending"]
+    if pending is not None and pending["kind"] in ("event", "training"):
+        cards = content().cards
+        lines = [
+            line
+            for line in lines
+            if not line.startswith("CARD ") or cards[line.split()[1]].timing == "event"
+        ]
+    return lines
 
 
 def _cardbattle(script: Script) -> None:

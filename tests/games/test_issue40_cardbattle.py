@@ -14,7 +14,11 @@ NAMES = ["A", "B"]
 
 def normal(name: str, cost: int, attack: int, durability: int, *abilities: Ability) -> CardSpec:
     return CardSpec(
-        name=name, kind="normal", cost=cost, attack=attack, durability=durability,
+        name=name,
+        kind="normal",
+        cost=cost,
+        attack=attack,
+        durability=durability,
         abilities=abilities,
     )
 

@@ -3,6 +3,8 @@ differently. One test per clause of docs/rules/populous.md, named after it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from app.games.base import Rng, RuleError, State
@@ -41,9 +43,9 @@ def test_a_step_with_no_choice_is_refused_in_the_last_turn_of_round_12_too(
 # --------------------------------------------------------------------------- 決算
 
 
-def after_a_generation_change(pieces: dict[str, list[list[object]]]) -> State:
+def after_a_generation_change(pieces: dict[str, list[list[Any]]]) -> State:
     """A (seat 0) has changed generation with cards left in hand: the discards are open."""
-    state = situation(0, hand=["労働"] * 4, gens=[["祝福"]], pieces=pieces, round_=2)  # type: ignore[arg-type]
+    state = situation(0, hand=["労働"] * 4, gens=[["祝福"]], pieces=pieces, round_=2)
     state = go(placed(state), 0, "NEWGEN 労働")
     assert state["step"] == "after" and state["players"][0]["hand"]
     return state
@@ -66,8 +68,8 @@ def test_settlement_town_on_any_square_allowed_is_offered_after_a_generation_cha
 
 
 def test_settlement_skill_of_the_players_choice_is_offered_after_a_generation_change() -> None:
-    """R 〇決算 「伏せてあるスキルカードの中から好きな1枚を選んで」: when the town builds itself (one
-    square), each face-down skill's `REVEAL` is offered, and each is accepted."""
+    """R 〇決算 「伏せてあるスキルカードの中から好きな1枚を選んで」: when the town builds itself
+    (one square), each face-down skill's `REVEAL` is offered, and each is accepted."""
     state = after_a_generation_change({})
     assert rules.town_options(state, 0) == ["24c"]
     hidden = state["players"][0]["skills"]

@@ -614,6 +614,7 @@ def _enter_event(state: State, seat: int, entry: EventEntry, rng: Rng, events: E
 
 def _draw_cards(state: State, seat: int, count: int, rng: Rng, events: Events) -> None:
     player = state["players"][seat]
+    pending_before = state["pending"]
     drawn = decks.draw(state["card_deck"], count, rng, state["card_discard"])
     player["hand"].extend(drawn)
     events.append(
@@ -627,7 +628,11 @@ def _draw_cards(state: State, seat: int, count: int, rng: Rng, events: Events) -
     limit = content().tables.hold_limit
     over = len(player["hand"]) + len(player["kept"]) - limit
     if over > 0:
+        # A card drawn while the turn waits on its event or 特訓: the discards come first, then
+        # that step waits again (`then`).
         state["pending"] = {"kind": "discard", "seat": seat, "count": over}
+        if pending_before is not None:
+            state["pending"]["then"] = pending_before
         events.append(
             event(
                 "discard",
@@ -654,8 +659,14 @@ def _play_card(state: State, seat: int, command: CardPlay, rng: Rng, events: Eve
                 f"{card.name} はイベントに参加するときに使うカードです。"
                 "イベントの判定の前に使ってください。"
             )
-    elif pending is not None:
+    elif pending is not None and pending["kind"] not in ("event", "training"):
         raise RuleError(_pending_message(state))
+    elif pending is not None and card.effect in ("event_now", "free_idol"):
+        # R 4.6: a turn card may be used while the turn waits on its event or 特訓 (any time
+        # on one's turn), but these two act on a step already past: D refused, with why.
+        raise RuleError(
+            f"{card.name} はアイドルを動かす前に使うカードです。" + _pending_message(state)
+        )
     wanted = {"choice": card.amount, "ability": card.amount}.get(card.effect, 0)
     if len(command.abilities) != wanted:
         if wanted:
@@ -732,7 +743,7 @@ def _discard(state: State, seat: int, command: Discard, events: Events) -> None:
     if pending is not None and pending["kind"] == "discard" and pending["seat"] == seat:
         pending["count"] -= 1
         if pending["count"] <= 0:
-            state["pending"] = None
+            state["pending"] = pending.get("then")
 
 
 # --------------------------------------------------------------------------- training
@@ -1081,6 +1092,9 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
             raise RuleError("見送るもの(イベントや特訓)がありません。")
         what = "イベント" if pending["kind"] == "event" else "特訓"
         state["pending"] = None
+        if pending["kind"] == "event":
+            # R 5.1 「この判定に限り」: a boost card played for this check goes with it.
+            state["turn_state"]["boost"] = {}
         events.append(event("skip", f"{player['name']}: {what}を見送りました。", seat=seat))
     _maybe_end_turn(state, events)
     return events

@@ -27,7 +27,7 @@ from app.forum import service as forum
 from app.games.base import CommandSyntaxError, normalise
 from app.games.cardbattle import registry
 from app.games.cardbattle.cards import MAX_ATTACK, MAX_COST, MAX_DURABILITY, CardSpec, card_line
-from app.games.cardbattle.content import starter_pool
+from app.games.cardbattle.content import starter_copy, starter_pool
 from app.games.cardbattle.registry import (
     Approve,
     NewCard,
@@ -413,6 +413,8 @@ def _is_official(user: User) -> bool:
 def _apply(work: _Working, command: RegistryCommand, user: User) -> str:
     """Check one command against the registry as this post left it, change the working copy,
     and say what happened (raises Refusal)."""
+    if isinstance(command, NewCard | PromoteCard) and (copied := starter_copy(command.card)):
+        raise Refusal(copied)
     if isinstance(command, NewCard):
         card = command.card
         versions = work.versions(card.name)

@@ -88,3 +88,53 @@ def test_no_revive_brings_a_removed_card_back() -> None:
     assert field[0]["state"] == "active"  # the destroyed one came back
     with pytest.raises(RuleError, match="除外"):
         do(state, 1, "MAGIC 蘇生 3", 4)
+
+
+# --------------------------------------------------------------------------- カード作成
+
+
+def registry_card(line: str) -> CardSpec:
+    from app.games.cardbattle import registry
+
+    command = registry.parse(line)
+    assert isinstance(command, registry.NewCard | registry.PromoteCard)
+    return command.card
+
+
+STARTER_COPIES = [
+    ("CARD NEW 歩兵二 COST 150 ATK 40 DUR 280", "歩兵"),
+    ("CARD NEW 弓兵二 COST 180 ATK 45 DUR 230 ABILITY 登場時 ダメージ 60", "弓兵"),
+    ("CARD NEW 火球二 MAGIC COST 100 ABILITY ダメージ 100", "火の玉"),
+    ("CARD PROMOTE 新兵 COST 150 ATK 40 DUR 280 TEXT 歩兵と同じ", "歩兵"),
+]
+
+
+@pytest.mark.parametrize(("line", "starter"), STARTER_COPIES)
+def test_creating_a_card_with_a_starter_cards_stats_and_abilities_is_refused(
+    line: str, starter: str
+) -> None:
+    """R 「初期配布されるカードと異なるステータスの組み合わせを持つカードを作成する行為」: a new
+    card (and a promotion, a カード作成行為 too) whose kind, cost, attack, durability and abilities
+    equal a starter card's is refused, whatever its name and text; the refusal names the card."""
+    from app.games.cardbattle.content import starter_copy
+
+    said = starter_copy(registry_card(line))
+    assert said is not None and f"「{starter}」" in said
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "CARD NEW 歩兵改 COST 150 ATK 41 DUR 280",
+        "CARD NEW 弓兵改 COST 180 ATK 45 DUR 230 ABILITY 登場時 ダメージ 61",
+        "CARD NEW 弓兵弐 COST 180 ATK 45 DUR 230",
+        "CARD NEW 火球改 MAGIC COST 100 ABILITY ダメージ 100, 回復 10",
+    ],
+)
+def test_a_card_differing_from_every_starter_card_in_one_stat_or_ability_may_be_made(
+    line: str,
+) -> None:
+    """R 「異なるステータスの組み合わせ」: one number or one ability apart is a different card."""
+    from app.games.cardbattle.content import starter_copy
+
+    assert starter_copy(registry_card(line)) is None

@@ -268,12 +268,12 @@ def _strings(value: Any) -> Iterable[str]:
             yield from _strings(item)
 
 
-def deck_cards(state: Any, *, finished: bool) -> set[str]:
-    """The names of the cards in the players' decks that the game has shown: the normal cards
-    on the field (public once the decks are revealed), the magic cards declared, and once the
-    game is over its undeclared magic too (the epilogue shows them). A sealed deck, and magic
-    not yet declared, stay secret: they do not make a game count as having used a card. A
-    state with ``decks`` (name lists, in any shape) counts those too."""
+def deck_cards(state: Any) -> set[str]:
+    """The names of the cards the game used (R 「一度でもゲーム中に使用したことがある」): the
+    normal cards on the field (public once the decks are revealed) and the magic cards
+    declared. A sealed deck, and magic never declared (even once the epilogue shows it), were
+    not used: they do not make a game count as having used a card. A state with ``decks``
+    (name lists, in any shape) counts those too."""
     if not isinstance(state, dict):
         return set()
     names = set(_strings(state.get("decks")))
@@ -286,8 +286,6 @@ def deck_cards(state: Any, *, finished: bool) -> set[str]:
             if isinstance(card, dict) and isinstance(card.get("name"), str):
                 names.add(card["name"])
         names.update(_strings(player.get("magic_used")))
-        if finished:
-            names.update(_strings(player.get("magic")))
     return names
 
 
@@ -300,12 +298,7 @@ def used_in_games(session: Session, name: str) -> list[Game]:
         select(Game).where(Game.kind == CARD_GAME_KIND, Game.status.in_(PLAYED)).order_by(Game.id)
     )
     return [
-        game
-        for game in games
-        if any(
-            name_key(named) == key
-            for named in deck_cards(game.state, finished=game.status == "finished")
-        )
+        game for game in games if any(name_key(named) == key for named in deck_cards(game.state))
     ]
 
 

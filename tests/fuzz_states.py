@@ -203,7 +203,16 @@ def _idolwp_first_listing(state: State, lines: list[str]) -> list[str]:
             for line in lines
             if not line.startswith("CARD ") or cards[line.split()[1]].timing == "event"
         ]
-    return lines
+
+    def first(line: str) -> bool:
+        words = line.split()
+        if words[0] in ("CONVERT", "CARD"):  # one ability repeated
+            return len(set(words[2:])) <= 1
+        if words[0] == "TRAIN":  # one level
+            return words[1:] in ([], ["Vo1"], ["Da1"], ["Vi1"])
+        return "BOOST" not in words and not (words[0] == "MOVE" and "VO" in words)
+
+    return [line for line in lines if first(line)]
 
 
 def _cardbattle(script: Script) -> None:

@@ -91,3 +91,103 @@ def test_a_boost_card_belongs_to_the_check_it_was_played_for() -> None:
     idol = idolwp_rules.due_idols(state, seat)[0]
     state, events = play(state, seat, f"MOVE {idol} {space} MONEY EVENT LV1")
     assert "失敗" in texts(events), texts(events)
+
+
+# --------------------------------------------------------------------------- offered lines
+
+
+def offered(state: State) -> list[str]:
+    return game.legal(state, state["turn"])
+
+
+def accepted_all(state: State, lines: list[str]) -> None:
+    for line in lines:
+        play(state, state["turn"], line)
+
+
+def test_chihayas_vo_lesson_is_offered() -> None:
+    """R A1 千早 (Da/Vi のレッスンで Vo チップ): `MOVE 千早 <lesson> VO` is offered wherever a
+    レッスン of Da or Vi chips is reachable, and accepted."""
+    state = dealt(idols={"A": ["千早", "春香"], "B": ["伊織", "律子"]})
+    state["turn"] = 0
+    state["players"][0]["last_moved"] = None
+    board = idolwp_rules.board_of(state)
+    vo = [line for line in offered(state) if line.endswith(" VO")]
+    lessons = {
+        space.id
+        for space in board.spaces
+        if space.type == "lesson" and (space.chips.get("Da") or space.chips.get("Vi"))
+    }
+    assert vo and {line.split()[2] for line in vo} <= lessons
+    accepted_all(state, vo)
+
+
+def test_every_boost_that_makes_an_event_pass_most_cheaply_is_offered() -> None:
+    """R 5.1 好きな数だけのVo/Da/Viチップを使用できる: besides each level without chips, `legal`
+    offers for each level the cheapest boosts that make it pass (Rookies Lv3 wants (4, 3, 2):
+    from 2/2/2 with chips Vo2 Da1, `EVENT LV3 BOOST Vo2 Da1`); each is accepted and passes."""
+    state = waiting_on("event", [])
+    seat = state["turn"]
+    player = state["players"][seat]
+    player["abilities"] = {"Vo": 2, "Da": 2, "Vi": 2}
+    player["chips"] = {"Vo": 2, "Da": 1, "Vi": 0}
+    player["memory"] = 0
+    lines = offered(state)
+    assert "EVENT LV3 BOOST Vo2 Da1" in lines
+    boosts = [line for line in lines if "BOOST" in line]
+    for line in boosts:
+        _, events = play(state, seat, line)
+        assert "成功" in texts(events), line
+
+
+def test_training_any_number_of_levels_of_one_ability_is_offered() -> None:
+    """R 4.4 特訓: raise an ability by as many levels as the chips pay for: `TRAIN Vo1`,
+    `TRAIN Vo2` … up to the chips, for each ability; each is accepted."""
+    state = waiting_on("training", [])
+    seat = state["turn"]
+    rate = int(state["pending"]["rate"])
+    state["players"][seat]["chips"] = {"Vo": 3 * rate, "Da": rate, "Vi": 0}
+    lines = [line for line in offered(state) if line.startswith("TRAIN ")]
+    assert {"TRAIN Vo1", "TRAIN Vo2", "TRAIN Vo3", "TRAIN Da1"} <= set(lines)
+    assert "TRAIN Vo4" not in lines and "TRAIN Vi1" not in lines
+    accepted_all(state, lines)
+
+
+def test_converting_into_any_mix_of_chips_is_offered() -> None:
+    """R 4.6 思い出 → 好きなアビリティチップを3個, マニー → 2個: every mix is offered
+    (`CONVERT MEMORY Vo Vo Da`, `CONVERT MONEY Da Vi`), each once."""
+    state = dealt()
+    seat = state["turn"]
+    state["players"][seat]["memory"] = 1
+    state["players"][seat]["money"] = 1
+    lines = offered(state)
+    memory = [line for line in lines if line.startswith("CONVERT MEMORY")]
+    money = [line for line in lines if line.startswith("CONVERT MONEY")]
+    assert len(memory) == len(set(memory)) == 10 and "CONVERT MEMORY Vo Vo Da" in memory
+    assert len(money) == len(set(money)) == 6 and "CONVERT MONEY Da Vi" in money
+    accepted_all(state, memory + money)
+
+
+def test_a_card_of_chips_of_your_choice_offers_every_mix() -> None:
+    """The card 差し入れ (好きなアビリティチップを2つ): `CARD 差し入れ Vo Da` is offered too."""
+    state = dealt()
+    seat = state["turn"]
+    state["players"][seat]["hand"] = ["差し入れ"]
+    lines = [line for line in offered(state) if line.startswith("CARD 差し入れ")]
+    assert len(lines) == 6 and "CARD 差し入れ Vo Da" in lines
+    accepted_all(state, lines)
+
+
+def test_mixed_boosts_trainings_and_one_line_turns_are_shown_as_patterns() -> None:
+    """What `legal` does not list one by one — a boost or a 特訓 mixing abilities, a whole turn
+    on one line — is shown as an example line to follow (`examples`), itself accepted."""
+    state = waiting_on("event", [])
+    seat = state["turn"]
+    state["players"][seat]["chips"] = {"Vo": 1, "Da": 1, "Vi": 0}
+    shown = [line for line, sealed in game.examples(state, seat) if not sealed]
+    assert any("BOOST Vo1 Da1" in line for line in shown), shown
+    accepted_all(state, shown)
+    fresh = dealt()
+    shown = [line for line, _ in game.examples(fresh, fresh["turn"])]
+    assert any(line.startswith("MOVE ") and " EVENT " in line for line in shown), shown
+    accepted_all(fresh, shown)

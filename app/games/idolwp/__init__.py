@@ -57,6 +57,8 @@ class Idolwp(Game):
     def legal_commands(self, state: State, actor: Actor) -> list[Any]:
         return list(rules.legal_commands(state, actor))
 
+    examples = staticmethod(rules.examples)
+
     def refusal_lines(self, state: State, actor: Actor) -> list[str]:
         # CARD and DISCARD lines name the face-down cards of the hand.
         return [

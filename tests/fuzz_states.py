@@ -206,6 +206,8 @@ def _idolwp_first_listing(state: State, lines: list[str]) -> list[str]:
 
     def first(line: str) -> bool:
         words = line.split()
+        if words[0] == "DISCARD":  # only over the limit
+            return pending is not None and pending["kind"] == "discard"
         if words[0] in ("CONVERT", "CARD"):  # one ability repeated
             return len(set(words[2:])) <= 1
         if words[0] == "TRAIN":  # one level

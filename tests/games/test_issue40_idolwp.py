@@ -191,3 +191,15 @@ def test_mixed_boosts_trainings_and_one_line_turns_are_shown_as_patterns() -> No
     shown = [line for line, _ in game.examples(fresh, fresh["turn"])]
     assert any(line.startswith("MOVE ") and " EVENT " in line for line in shown), shown
     accepted_all(fresh, shown)
+
+
+def test_letting_a_held_card_go_at_will_is_offered() -> None:
+    """R 4.6 (the hold limit; D a card may also be let go at will, `DISCARD <card>`): on one's
+    own turn, each held card's DISCARD is offered, face-down and face-up, and accepted."""
+    state = dealt()
+    seat = state["turn"]
+    state["players"][seat]["hand"] = ["ファンレター"]
+    state["players"][seat]["kept"] = ["ファンクラブ"]
+    lines = [line for line in offered(state) if line.startswith("DISCARD")]
+    assert lines == ["DISCARD ファンレター", "DISCARD ファンクラブ"]
+    accepted_all(state, lines)

@@ -1172,6 +1172,8 @@ def _candidates(state: State, seat: int) -> Iterator[GameCommand]:
     if player["money"]:
         for chosen in itertools.combinations_with_replacement(ABILITIES, MONEY_CHIPS):
             yield Convert("MONEY", chosen)
+    for name in dict.fromkeys([*player["hand"], *player["kept"]]):
+        yield Discard(name)  # a held card let go at will (R 4.6: the choice is the player's)
 
 
 def _train_candidates(player: Mapping[str, Any], rate: int) -> Iterator[Train]:

@@ -1255,11 +1255,16 @@ def examples(state: State, actor: Actor) -> list[tuple[str, bool]]:
         shown.append(Train(tuple((a, 1) for a in trainable)))
     if pending is None and state["phase"] == "play" and not state["turn_state"]["moved"]:
         board = board_of(state)
+        wanted = {"event", "training"}  # one whole turn on one line of each
         for command in legal_commands(state, actor):
             space = space_of(board, command.space) if isinstance(command, Move) else None
-            if isinstance(command, Move) and space is not None and space.type == "event":
+            if not isinstance(command, Move) or space is None or space.type not in wanted:
+                continue
+            wanted.discard(space.type)
+            if space.type == "event":
                 shown.append(Move(command.idol, command.space, event=EventEntry(1)))
-                break
+            else:
+                shown.append(Move(command.idol, command.space, train=Train()))
     accepted: list[tuple[str, bool]] = []
     for command in shown:
         try:

@@ -27,7 +27,7 @@ from app.forum import service as forum
 from app.games.base import CommandSyntaxError, normalise
 from app.games.cardbattle import registry
 from app.games.cardbattle.cards import MAX_ATTACK, MAX_COST, MAX_DURABILITY, CardSpec, card_line
-from app.games.cardbattle.content import starter_pool
+from app.games.cardbattle.content import starter_copy, starter_pool
 from app.games.cardbattle.registry import (
     Approve,
     NewCard,
@@ -268,12 +268,12 @@ def _strings(value: Any) -> Iterable[str]:
             yield from _strings(item)
 
 
-def deck_cards(state: Any, *, finished: bool) -> set[str]:
-    """The names of the cards in the players' decks that the game has shown: the normal cards
-    on the field (public once the decks are revealed), the magic cards declared, and once the
-    game is over its undeclared magic too (the epilogue shows them). A sealed deck, and magic
-    not yet declared, stay secret: they do not make a game count as having used a card. A
-    state with ``decks`` (name lists, in any shape) counts those too."""
+def deck_cards(state: Any) -> set[str]:
+    """The names of the cards the game used (R 「一度でもゲーム中に使用したことがある」): the
+    normal cards on the field (public once the decks are revealed) and the magic cards
+    declared. A sealed deck, and magic never declared (even once the epilogue shows it), were
+    not used: they do not make a game count as having used a card. A state with ``decks``
+    (name lists, in any shape) counts those too."""
     if not isinstance(state, dict):
         return set()
     names = set(_strings(state.get("decks")))
@@ -286,8 +286,6 @@ def deck_cards(state: Any, *, finished: bool) -> set[str]:
             if isinstance(card, dict) and isinstance(card.get("name"), str):
                 names.add(card["name"])
         names.update(_strings(player.get("magic_used")))
-        if finished:
-            names.update(_strings(player.get("magic")))
     return names
 
 
@@ -300,12 +298,7 @@ def used_in_games(session: Session, name: str) -> list[Game]:
         select(Game).where(Game.kind == CARD_GAME_KIND, Game.status.in_(PLAYED)).order_by(Game.id)
     )
     return [
-        game
-        for game in games
-        if any(
-            name_key(named) == key
-            for named in deck_cards(game.state, finished=game.status == "finished")
-        )
+        game for game in games if any(name_key(named) == key for named in deck_cards(game.state))
     ]
 
 
@@ -413,6 +406,8 @@ def _is_official(user: User) -> bool:
 def _apply(work: _Working, command: RegistryCommand, user: User) -> str:
     """Check one command against the registry as this post left it, change the working copy,
     and say what happened (raises Refusal)."""
+    if isinstance(command, NewCard | PromoteCard) and (copied := starter_copy(command.card)):
+        raise Refusal(copied)
     if isinstance(command, NewCard):
         card = command.card
         versions = work.versions(card.name)

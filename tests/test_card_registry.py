@@ -385,9 +385,8 @@ def test_an_aborted_game_or_a_hidden_card_does_not_count_as_use(
     assert not say(alice, line)["ok"]
     with database.session() as session:
         state = {"players": [{"field": [], "magic": [approved], "magic_used": []}]}
-        assert cards.deck_cards(state, finished=False) == set()  # undeclared magic: secret
-        assert cards.deck_cards(state, finished=True) == {approved}
-        assert cards.deck_cards({"decks": {"A": [approved]}}, finished=False) == {approved}
+        assert cards.deck_cards(state) == set()  # undeclared magic: not used, even once shown
+        assert cards.deck_cards({"decks": {"A": [approved]}}) == {approved}
         assert cards.used_in_games(session, approved) == []
 
 

@@ -78,7 +78,7 @@ STOPS: dict[str, Callable[[State], bool]] = {
 
 
 @cache
-def played(players: int = 3, seed: str = "svg") -> dict[str, State]:
+def played(players: int = 3, seed: str = "svg-3") -> dict[str, State]:
     """A whole game played with random legal lines; the states at the stops."""
     choices = Random(seed)
     state = game.setup(list(NAMES[:players]), {}, Rng(seed, 0))

@@ -164,7 +164,7 @@ def _idolwp(script: Script) -> None:
         if game.impl.is_over(state):
             break
         seat = game.impl.waiting_for(state)[0]
-        lines = game.impl.legal(state, seat)
+        lines = _idolwp_first_listing(state, game.impl.legal(state, seat))
         eager = [line for line in lines if line.startswith(("EVENT LV", "CARD", "MOVE"))]
         game.do(seat, choices.choice(eager if eager and choices.random() < 0.5 else lines))
         state = game.state
@@ -188,6 +188,33 @@ def _idolwp(script: Script) -> None:
             game.stop("最後の特訓")
     assert game.impl.is_over(game.state), "the scripted idolwp game did not finish"
     game.stop("終了")
+
+
+def _idolwp_first_listing(state: State, lines: list[str]) -> list[str]:
+    """The lines the script's first version of `legal` listed (issue 40 offers more), so the
+    scripted game walks the same path and reaches the same stops."""
+    from app.games.idolwp.rules import content
+
+    pending = state["pending"]
+    if pending is not None and pending["kind"] in ("event", "training"):
+        cards = content().cards
+        lines = [
+            line
+            for line in lines
+            if not line.startswith("CARD ") or cards[line.split()[1]].timing == "event"
+        ]
+
+    def first(line: str) -> bool:
+        words = line.split()
+        if words[0] == "DISCARD":  # only over the limit
+            return pending is not None and pending["kind"] == "discard"
+        if words[0] in ("CONVERT", "CARD"):  # one ability repeated
+            return len(set(words[2:])) <= 1
+        if words[0] == "TRAIN":  # one level
+            return words[1:] in ([], ["Vo1"], ["Da1"], ["Vi1"])
+        return "BOOST" not in words and not (words[0] == "MOVE" and "VO" in words)
+
+    return [line for line in lines if first(line)]
 
 
 def _cardbattle(script: Script) -> None:
@@ -261,6 +288,8 @@ def _populous(script: Script) -> None:
             break
         seat = game.impl.waiting_for(state)[0]
         lines = [line for line in game.impl.legal(state, seat) if line != "END"]
+        if state["step"] == "after":  # the 決算 offered early: the script waits for its steps
+            lines = [line for line in lines if not line.startswith(("TOWN", "REVEAL"))]
         eager = [line for line in lines if line.startswith(("PLACE", "MOVE", "NEWGEN", "WAR"))]
         if state["step"] == "area":  # areas where others stand, for wars and mediations
             eager = [line for line in lines if _crowded(state, line, seat)]

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from app.games.cardbattle.cards import MAX_COST, CardSpec
 from app.games.kit.content import EntryError, content_dir, load_content, require_unique
 
-__all__ = ["starter_pool"]
+__all__ = ["starter_copy", "starter_pool"]
 
 
 class StarterCards(BaseModel):
@@ -49,3 +49,28 @@ def starter_pool() -> tuple[CardSpec, ...]:
     """The starter cards (raises kit.content.ContentError naming the file and line)."""
     loaded = load_content(content_dir("cardbattle") / "cards.toml", StarterCards, _check)
     return tuple(loaded.cards)
+
+
+def _combination(card: CardSpec) -> tuple[object, ...]:
+    """What makes a card the same card to play: its kind, numbers and abilities (in any order);
+    not its name, text or version."""
+    abilities = sorted((a.effect, a.amount, a.timing or "") for a in card.abilities)
+    return (card.kind, card.cost, card.attack, card.durability, tuple(abilities))
+
+
+@functools.cache
+def _starter_combinations() -> dict[tuple[object, ...], str]:
+    return {_combination(card): card.name for card in starter_pool()}
+
+
+def starter_copy(card: CardSpec) -> str | None:
+    """R 「初期配布されるカードと異なるステータスの組み合わせを持つカードを作成する行為」: a card
+    made (CARD NEW) or rewritten (CARD PROMOTE, a カード作成行為 too) must differ from every
+    starter card in its stats or abilities. The refusal to post when it does not, else None."""
+    twin = _starter_combinations().get(_combination(card))
+    if twin is None:
+        return None
+    return (
+        f"初期カード「{twin}」とコスト・攻撃力・耐久力・能力がすべて同じです。"
+        "カードを作るときは、初期カードと違う組み合わせにしてください。"
+    )

@@ -355,7 +355,10 @@ def _effect(
         targets = active(other)
         events.append(event("ability", f"{text} → 相手の全カードに {amount}。"))
         for index in targets:
-            _hurt(state, other_seat, index, amount, "", events)
+            # R 除外 (耐久力の値は関係しない): a card removed (or destroyed) by what an earlier
+            # target set off is off the field: the rest of the damage does not reach it.
+            if other["field"][index]["state"] == "active":
+                _hurt(state, other_seat, index, amount, "", events)
     elif effect == "heal":
         index = target if target is not None else _auto_hurt_own(own)
         if index is None or own["field"][index]["state"] != "active":
@@ -434,6 +437,8 @@ def _hurt(state: State, seat: int, index: int, amount: int, text: str, events: E
     """Durability down by `amount`; below 0 counts as 0 (R 耐久力 0以下は0として扱う); at 0 the
     card is destroyed and its destroyed ability fires."""
     card = state["players"][seat]["field"][index]
+    if card["state"] != "active":  # R 除外: off the field, a card takes nothing
+        return int(card["left"])
     card["left"] = max(0, card["left"] - amount)
     destroyed = card["left"] <= 0
     if text:

@@ -48,6 +48,7 @@ class Idolwp(Game):
     copy_state = staticmethod(rules.copy_state)
     play = staticmethod(rules.execute)
     legal_commands = staticmethod(rules.legal_commands)
+    examples = staticmethod(rules.examples)
 
     def must_be_public_message(self, state: State, command: Any) -> str:
         return (

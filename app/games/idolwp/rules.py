@@ -23,6 +23,7 @@ order); ``results``; ``final_order``.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -50,6 +51,7 @@ __all__ = [
     "IdolwpOptions",
     "copy_state",
     "default_commands",
+    "examples",
     "execute",
     "legal_commands",
     "setup",
@@ -614,6 +616,7 @@ def _enter_event(state: State, seat: int, entry: EventEntry, rng: Rng, events: E
 
 def _draw_cards(state: State, seat: int, count: int, rng: Rng, events: Events) -> None:
     player = state["players"][seat]
+    pending_before = state["pending"]
     drawn = decks.draw(state["card_deck"], count, rng, state["card_discard"])
     player["hand"].extend(drawn)
     events.append(
@@ -627,7 +630,11 @@ def _draw_cards(state: State, seat: int, count: int, rng: Rng, events: Events) -
     limit = content().tables.hold_limit
     over = len(player["hand"]) + len(player["kept"]) - limit
     if over > 0:
+        # A card drawn while the turn waits on its event or 特訓: the discards come first, then
+        # that step waits again (`then`).
         state["pending"] = {"kind": "discard", "seat": seat, "count": over}
+        if pending_before is not None:
+            state["pending"]["then"] = pending_before
         events.append(
             event(
                 "discard",
@@ -654,8 +661,14 @@ def _play_card(state: State, seat: int, command: CardPlay, rng: Rng, events: Eve
                 f"{card.name} はイベントに参加するときに使うカードです。"
                 "イベントの判定の前に使ってください。"
             )
-    elif pending is not None:
+    elif pending is not None and pending["kind"] not in ("event", "training"):
         raise RuleError(_pending_message(state))
+    elif pending is not None and card.effect in ("event_now", "free_idol"):
+        # R 4.6: a turn card may be used while the turn waits on its event or 特訓 (any time
+        # on one's turn), but these two act on a step already past: D refused, with why.
+        raise RuleError(
+            f"{card.name} はアイドルを動かす前に使うカードです。" + _pending_message(state)
+        )
     wanted = {"choice": card.amount, "ability": card.amount}.get(card.effect, 0)
     if len(command.abilities) != wanted:
         if wanted:
@@ -732,7 +745,7 @@ def _discard(state: State, seat: int, command: Discard, events: Events) -> None:
     if pending is not None and pending["kind"] == "discard" and pending["seat"] == seat:
         pending["count"] -= 1
         if pending["count"] <= 0:
-            state["pending"] = None
+            state["pending"] = pending.get("then")
 
 
 # --------------------------------------------------------------------------- training
@@ -1081,6 +1094,9 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
             raise RuleError("見送るもの(イベントや特訓)がありません。")
         what = "イベント" if pending["kind"] == "event" else "特訓"
         state["pending"] = None
+        if pending["kind"] == "event":
+            # R 5.1 「この判定に限り」: a boost card played for this check goes with it.
+            state["turn_state"]["boost"] = {}
         events.append(event("skip", f"{player['name']}: {what}を見送りました。", seat=seat))
     _maybe_end_turn(state, events)
     return events
@@ -1121,16 +1137,23 @@ def _candidates(state: State, seat: int) -> Iterator[GameCommand]:
             yield EventEntry(level)
             if player["memory"]:
                 yield EventEntry(level, double=True)
+        for level, boost in _cheapest_boosts(state, seat):
+            yield EventEntry(level, boost)
+            if player["memory"]:
+                yield EventEntry(level, boost, double=True)
         yield Skip()
     if pending is not None and pending["kind"] == "training":
         yield from _train_candidates(player, int(pending["rate"]))
         yield Skip()
     if pending is None and phase == "play" and not state["turn_state"]["moved"]:
         board = board_of(state)
+        vo = any(True for _ in _powers(state, seat, "lesson_vo"))
         for idol in due_idols(state, seat):
             for space in reachable(board, player["positions"][idol]):
                 yield Move(idol, space)
                 kind = space_of(board, space)
+                if vo and kind is not None and kind.type == "lesson":
+                    yield Move(idol, space, vo=True)  # 千早: refused where it changes nothing
                 if player["money"] and kind is not None and kind.type not in ("start", "goal"):
                     yield Move(idol, space, money=True)
         powers = list(_powers(state, seat, "pre_turn_training"))
@@ -1141,21 +1164,115 @@ def _candidates(state: State, seat: int) -> Iterator[GameCommand]:
     for name in dict.fromkeys(player["hand"]):
         card = cards[name]
         count = {"choice": card.amount, "ability": card.amount}.get(card.effect, 0)
-        for ability in ABILITIES if count else ("",):
-            yield CardPlay(name, tuple([ability] * count) if count else ())
+        for chosen in itertools.combinations_with_replacement(ABILITIES, count):
+            yield CardPlay(name, chosen)  # every mix of its abilities (none: the card alone)
     if player["memory"]:
-        for ability in ABILITIES:
-            yield Convert("MEMORY", (ability,) * MEMORY_CHIPS)
+        for chosen in itertools.combinations_with_replacement(ABILITIES, MEMORY_CHIPS):
+            yield Convert("MEMORY", chosen)
     if player["money"]:
-        for ability in ABILITIES:
-            yield Convert("MONEY", (ability,) * MONEY_CHIPS)
+        for chosen in itertools.combinations_with_replacement(ABILITIES, MONEY_CHIPS):
+            yield Convert("MONEY", chosen)
+    for name in dict.fromkeys([*player["hand"], *player["kept"]]):
+        yield Discard(name)  # a held card let go at will (R 4.6: the choice is the player's)
 
 
 def _train_candidates(player: Mapping[str, Any], rate: int) -> Iterator[Train]:
+    """TRAIN alone, and each number of levels of one ability the chips pay for (a 特訓 mixing
+    abilities is shown as a pattern: `examples`)."""
     yield Train()
     for ability in ABILITIES:
-        if player["chips"][ability] >= rate:
-            yield Train(((ability, 1),))
+        for levels in range(1, player["chips"][ability] // rate + 1):
+            yield Train(((ability, levels),))
+
+
+def _check_abilities(state: State, seat: int) -> dict[str, int]:
+    """The abilities the event check of `seat` sees before BOOST chips: its own, the boost
+    cards played for this check and its idols' event bonuses (as `_enter_event` counts)."""
+    shown = dict(state["players"][seat]["abilities"])
+    for ability, count in state["turn_state"]["boost"].items():
+        shown[ability] += count
+    for power in _powers(state, seat, "event_bonus"):
+        if power.ability is not None:
+            shown[power.ability] += power.amount
+    return shown
+
+
+def _cheapest_boosts(state: State, seat: int) -> list[tuple[int, tuple[tuple[str, int], ...]]]:
+    """D: for each level the check fails without chips, the boosts (within the chips held)
+    that make it pass with no chip to spare — one for a fixed target, one per way of giving an
+    any-target's numbers to Vo/Da/Vi. Other boosts are written by hand (`examples`)."""
+    chips = state["players"][seat]["chips"]
+    shown = _check_abilities(state, seat)
+    event_card = content().events[state["event"]]
+    found: list[tuple[int, tuple[tuple[str, int], ...]]] = []
+    for level in event_card.levels:
+        kind, target = level_target(state, level, event_card)
+        if meets(shown, kind, target):
+            continue
+        if isinstance(target, dict):
+            wanted = [dict(target)]
+        else:
+            numbers = sorted(target, reverse=True) + [0] * (len(ABILITIES) - len(target))
+            wanted = [
+                dict(zip(ABILITIES, order, strict=True))
+                for order in set(itertools.permutations(numbers))
+            ]
+        needs: list[dict[str, int]] = []
+        for need in wanted:
+            boost = {a: max(0, need.get(a, 0) - shown[a]) for a in ABILITIES}
+            if all(boost[a] <= chips[a] for a in ABILITIES) and boost not in needs:
+                needs.append(boost)
+        for boost in needs:
+            if any(
+                other != boost and all(other[a] <= boost[a] for a in ABILITIES) for other in needs
+            ):
+                continue  # another way spends fewer of every chip
+            found.append((level.level, tuple((a, n) for a, n in boost.items() if n)))
+    found.sort()
+    return found
+
+
+def examples(state: State, actor: Actor) -> list[tuple[str, bool]]:
+    """Lines `legal` does not list one by one, one example each to follow (none is sealed):
+    a boost mixing abilities, a 特訓 of several abilities, and a whole turn on one line."""
+    if state["over"] or not isinstance(actor, int) or isinstance(actor, bool):
+        return []
+    if actor not in waiting_for(state):
+        return []
+    player = state["players"][actor]
+    chips = {a: n for a, n in player["chips"].items() if n}
+    pending = state["pending"]
+    shown: list[GameCommand] = []
+    if pending is not None and pending["kind"] == "event" and len(chips) > 1:
+        shown.append(EventEntry(1, tuple((a, 1) for a in ABILITIES if a in chips)))
+    rate = 0
+    if pending is not None and pending["kind"] == "training":
+        rate = int(pending["rate"])
+    elif state["phase"] == "final":
+        rate = content().tables.training_rate
+    trainable = [a for a in ABILITIES if rate and player["chips"][a] >= rate]
+    if len(trainable) > 1:
+        shown.append(Train(tuple((a, 1) for a in trainable)))
+    if pending is None and state["phase"] == "play" and not state["turn_state"]["moved"]:
+        board = board_of(state)
+        wanted = {"event", "training"}  # one whole turn on one line of each
+        for command in legal_commands(state, actor):
+            space = space_of(board, command.space) if isinstance(command, Move) else None
+            if not isinstance(command, Move) or space is None or space.type not in wanted:
+                continue
+            wanted.discard(space.type)
+            if space.type == "event":
+                shown.append(Move(command.idol, command.space, event=EventEntry(1)))
+            else:
+                shown.append(Move(command.idol, command.space, train=Train()))
+    accepted: list[tuple[str, bool]] = []
+    for command in shown:
+        try:
+            execute(copy_state(state), actor, command, Rng("legal", 0))
+        except RuleError:
+            continue
+        accepted.append((command.canonical(), False))
+    return accepted
 
 
 def legal_commands(state: State, actor: Actor) -> list[GameCommand]:

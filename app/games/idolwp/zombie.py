@@ -35,7 +35,11 @@ def zombie(own_view: Mapping[str, Any], legal: Sequence[str]) -> str | None:
     if pending is not None and pending.get("kind") == "training":
         return _train(legal, me)
     if own_view["phase"] == "final":
-        converts = [line for line in legal if line.startswith("CONVERT ")]
+        converts = [  # one ability each: a mix raises less at the final 特訓
+            line
+            for line in legal
+            if line.startswith("CONVERT ") and len(set(line.split()[2:])) == 1
+        ]
         return _convert(converts, me) if converts else _train(legal, me)
     if pending is None:
         moves = [line for line in legal if line.startswith("MOVE ") and len(line.split()) == 3]

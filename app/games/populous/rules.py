@@ -639,7 +639,11 @@ def _reach(state: State, target: str, rng: Rng, events: Events) -> None:
         newgen = state["t"]["newgen"]
         choice = _next_after_optional(state, seat) == "war"
         _close(state, rng, events)
-        if state["step"] == "area" or STEPS.index(state["step"]) > STEPS.index(target):
+        if (
+            state["phase"] != "play"  # the game's last turn ended inside the closing
+            or state["step"] == "area"
+            or STEPS.index(state["step"]) > STEPS.index(target)
+        ):
             # The rest of the turn ran by itself: there was no such choice to make.
             if target == "war" and not choice:
                 raise RuleError(
@@ -1660,8 +1664,30 @@ def legal_commands(state: State, actor: Actor) -> list[GameCommand]:
         following = _next_after_optional(state, seat)
         if following is not None:
             found.extend(_step_candidates(state, seat, following))
+        elif step == "after" and state["t"]["newgen"]:
+            found.extend(_settlement_candidates(state, seat))
     found.append(End())
     return found
+
+
+def _settlement_candidates(state: State, seat: int) -> list[GameCommand]:
+    """The 決算's choices, offered from the moves and discards after NEWGEN (R 「タウンは好きな
+    エリア…に建設」, 「伏せてあるスキルカードの中から好きな1枚を選んで」): the step is closed on a
+    copy to see where the turn stops. Only lines accepted whatever a die rolls on the way are
+    offered: with an automatic war, the towns on squares the war cannot touch (when two or
+    more of them remain, so the town step waits), and no REVEAL (the war decides whether the
+    town step waits first)."""
+    trial = copy_state(state)
+    _close(trial, Rng("legal", 0), [])
+    if trial["phase"] != "play" or trial["turn"] != seat:
+        return []
+    contested = set(_contested(state))
+    if trial["step"] == "town":
+        squares = [sq for sq in town_options(trial, seat) if sq not in contested]
+        return [Town(square) for square in squares] if len(squares) > 1 else []
+    if trial["step"] == "reveal" and not contested:
+        return [Reveal(name) for name in _face_down_skills(trial, seat)]
+    return []
 
 
 def waiting_for(state: State) -> list[int]:

@@ -241,3 +241,19 @@ def test_kinds_api_gives_each_rules_url_that_answers(client: httpx.Client) -> No
 def test_card_pool_page_links_the_cardbattle_howto(client: httpx.Client) -> None:
     text = client.get("/cards").text
     assert f'href="{rules_path("cardbattle")}"' in text
+
+
+JAPANESE = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_english_page_has_no_japanese_but_game_text(client: httpx.Client, kind: str) -> None:
+    """Game text stays as the game writes it (docs/i18n.md): command words and lines
+    (<code>), the bot's answers (<pre>), content names and effects, player names."""
+    text = page(client, kind, "en").split("<main", 1)[1].split("</main>", 1)[0]
+    text = re.sub(r"<code>.*?</code>|<pre[^>]*>.*?</pre>", "", text, flags=re.S)
+    text = re.sub(r'<dl class="howto-content"[^>]*>.*?</dl>', "", text, flags=re.S)
+    for name in HOWTOS[kind].players:
+        text = text.replace(name, "")
+    left = [text[max(0, m.start() - 40) : m.end() + 40] for m in JAPANESE.finditer(text)]
+    assert left == []

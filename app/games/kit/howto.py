@@ -119,7 +119,9 @@ PLATFORM_COMMANDS: tuple[CommandHelp, ...] = (
         "gm",
     ),
     CommandHelp(
-        "common__ABSENT", N_("しばらく書き込めないことを知らせます（時間）。"), ("ABSENT 48",)
+        "common__ABSENT",
+        N_("書き込めない時間を知らせて、手番の期限を延ばしてもらいます（1ゲームに数回まで）。"),
+        ("ABSENT 48",),
     ),
 )
 

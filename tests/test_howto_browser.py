@@ -69,6 +69,7 @@ def test_new_game_page_leads_to_a_howto_page_readable_at_390px(
     page, errors = phone
     page.goto("/games/new")
     readable(page)
+    shoot(page, tmp_path, "games-new")
     link = page.locator(f'.game-kinds li[data-kind="{kind}"] a.howto-link')
     expect(link).to_be_visible()
     link.click()
@@ -82,6 +83,9 @@ def test_new_game_page_leads_to_a_howto_page_readable_at_390px(
     shoot(page, tmp_path, f"howto-{kind}-example")
     page.locator("section#commands").scroll_into_view_if_needed()
     shoot(page, tmp_path, f"howto-{kind}-commands")
+    if page.locator("section#content").count():
+        page.locator("section#content h3").first.scroll_into_view_if_needed()
+        shoot(page, tmp_path, f"howto-{kind}-content")
     assert errors == []
 
 

@@ -59,6 +59,10 @@ def test_howto_page_answers_in_each_language(client: httpx.Client, kind: str, la
         assert "How to play" in text
     else:
         assert "の遊び方" in text
+    low, high = game.min_players, game.max_players
+    counts = {("ja", True): f"{low}人", ("ja", False): f"{low}〜{high}人で遊びます。"}
+    counts |= {("en", True): f"{low} players", ("en", False): f"For {low} to {high} players."}
+    assert counts[lang, low == high] in text
 
 
 def test_unknown_kind_is_404_not_500(client: httpx.Client) -> None:

@@ -15,6 +15,7 @@ from app.games import GAMES
 from app.games.kit.howto import PLATFORM_COMMANDS, play_first_turn, rules_path, verb_groups
 from app.i18n import use_language
 from app.web.howto_pages import HOWTOS, command_rows
+from tests.conftest import api_user
 
 KINDS = sorted(GAMES)
 
@@ -243,8 +244,10 @@ def test_kinds_api_gives_each_rules_url_that_answers(client: httpx.Client) -> No
 
 
 def test_card_pool_page_links_the_cardbattle_howto(client: httpx.Client) -> None:
-    text = client.get("/cards").text
-    assert f'href="{rules_path("cardbattle")}"' in text
+    for path in ("/cards", "/cards/舞踏子"):
+        reply = client.get(path)
+        assert reply.status_code == 200
+        assert f'href="{rules_path("cardbattle")}"' in reply.text, path
 
 
 JAPANESE = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
@@ -261,3 +264,18 @@ def test_english_page_has_no_japanese_but_game_text(client: httpx.Client, kind: 
         text = text.replace(name, "")
     left = [text[max(0, m.start() - 40) : m.end() + 40] for m in JAPANESE.finditer(text)]
     assert left == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_game_page_and_its_thread_link_the_kinds_howto(client: httpx.Client, kind: str) -> None:
+    master = api_user(client)
+    made = master.post("/api/games", {"kind": kind, "title": f"{kind} howto table"})
+    assert made.status_code == 201, made.text
+    game = made.json()
+    link = f'class="howto-link" href="{rules_path(kind)}"'
+    for path in (f"/games/{game['id']}", f"/threads/{game['thread_id']}"):
+        for lang in ("ja", "en"):
+            reply = client.get(path, params={"lang": lang})
+            assert reply.status_code == 200
+            assert link in reply.text, path
+    assert client.get(rules_path(kind)).status_code == 200

@@ -39,6 +39,7 @@ from app.web.archive_pages import router as archive_pages_router
 from app.web.card_pages import router as card_pages_router
 from app.web.feed_pages import router as feed_router
 from app.web.game_pages import router as game_pages_router
+from app.web.howto_pages import router as howto_pages_router
 from app.web.live_pages import router as live_router
 from app.web.pages import router as pages_router
 from app.web.templating import make_templates
@@ -203,6 +204,7 @@ def create_app(
     app.include_router(feed_router)
     app.include_router(pages_router)
     app.include_router(game_pages_router)
+    app.include_router(howto_pages_router)
     app.include_router(archive_api_router)
     app.include_router(cards_api_router)
     # Last: it serves /{board}/subject.txt and /{board}/dat/{key}.dat for BBS browsers.

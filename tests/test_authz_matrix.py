@@ -745,6 +745,7 @@ MATRIX: dict[tuple[str, str], list[Case]] = {
     ],
     ("GET", "/games"): [Case("/games", status(200))],
     ("GET", "/games/new"): [Case("/games/new", status(200))],
+    ("GET", "/games/{kind}/howto"): [Case("/games/eleusis/howto", status(200))],
     ("POST", "/games"): [Case("/games", members(303), form={"kind": "eitsuku", "title": "t"})],
     ("GET", "/api/games/{game_id}"): [Case("/api/games/{game}", status(200))],
     ("GET", "/api/games/{game_id}/view"): [Case("/api/games/{game}/view", status(200), GAME_VIEW)],

@@ -15,6 +15,7 @@ from app.api.schemas import ERROR_RESPONSES, PostOut, PostResult, ReplyOut, Vali
 from app.archive import listing, records
 from app.errors import Invalid
 from app.games import all_games
+from app.games.kit.howto import rules_path
 from app.gm import pictures, replay
 from app.gm import service as gm
 from app.gm.options import PLATFORM_FIELDS, OptionField, OptionsInvalid, game_fields
@@ -64,6 +65,8 @@ class KindOut(BaseModel):
     min_players: int
     max_players: int
     options: list[OptionOut]
+    # The path of the kind's 遊び方 page (HTML, app/web/howto_pages.py).
+    rules_url: str
 
 
 class NewGame(BaseModel):
@@ -222,6 +225,7 @@ def kinds() -> list[KindOut]:
             max_players=g.max_players,
             options=[OptionOut.of(option, False) for option in game_fields(g)]
             + [OptionOut.of(option, True) for option in PLATFORM_FIELDS],
+            rules_url=rules_path(g.kind),
         )
         for g in all_games()
     ]

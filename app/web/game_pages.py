@@ -20,6 +20,7 @@ from app.models import Game, User
 from app.web import deps
 from app.web.common import CSRF_MESSAGE, game_panel, redirect, render
 from app.web.deps import PageUser, SessionDep, SettingsDep
+from app.web.howto_pages import HOWTOS
 
 router = APIRouter(include_in_schema=False)
 
@@ -87,6 +88,7 @@ def new_game_page(
         status,
         kinds=kinds,
         kind_options={impl.kind: game_options.form_fields(impl) for impl in kinds},
+        summaries={kind: howto.summary for kind, howto in HOWTOS.items()},
         platform_options=game_options.PLATFORM_FIELDS,
         form=form,
         posted=request.method == "POST",

@@ -330,6 +330,22 @@ class Board:
         return sealed, "" if answered.get("ok") else f"{line}: {answered.get('error')}"
 
 
+async def refusal_answer(board: Board, table: Table) -> str:
+    """What a line the bot refuses is answered (a seat's START in a started game): a 201 with
+    a reply whose ``ok`` is false, not an error status — which is why ``refused`` is counted
+    apart from the errors."""
+    reply = await board.client.post(
+        f"/api/threads/{table.thread_id}/posts",
+        json={"body": "START"},
+        headers={"Authorization": f"Bearer {table.actors[1]}"},
+    )
+    replies = reply.json().get("replies") or [{}]
+    answer = f"{reply.status_code}, ok {replies[0].get('ok')}"
+    if reply.status_code != 201 or replies[0].get("ok") is not False:
+        raise RuntimeError(f"a refused line was answered {answer}: {reply.text[:300]}")
+    return answer
+
+
 async def alone(board: Board, tables: list[Table]) -> tuple[list[float], list[float]]:
     """Posts over the tables in turn, then pages, one at a time; each timed alone."""
     posts: list[float] = []
@@ -473,6 +489,7 @@ async def run(
 ) -> dict[str, Any]:
     tally = Tally()
     board = Board(url, tally, random.Random(seed))
+    load_before = os.getloadavg()[0]
     port = int(url.rsplit(":", 1)[1])
     context = multiprocessing.get_context("spawn")
     parent, child = context.Pipe()
@@ -488,6 +505,7 @@ async def run(
         async with board.client:
             await board.accounts()
             firsts = [await board.new_table(kind, f"alone {kind}") for kind in KINDS]
+            refusal = await refusal_answer(board, firsts[0])
             post_alone, page_alone = await alone(board, firsts)
             tables = [
                 [
@@ -524,7 +542,8 @@ async def run(
         "opened": opened,
         "streams": streams,
         "cpu": cpu,
-        "loadavg": os.getloadavg()[0],
+        "loadavg": (load_before, os.getloadavg()[0]),
+        "refusal": refusal,
     }
 
 
@@ -586,8 +605,10 @@ def report(found: dict[str, Any], evenings: int, seconds: float) -> None:
     )
     print(
         f"CPU (cores): server {cpu['server']:.2f}, load generator {cpu['load']:.2f}, streams' "
-        f"reader {cpu['streams']:.2f}; load average at the end {found['loadavg']:.1f}"
+        f"reader {cpu['streams']:.2f}; the machine's load average {found['loadavg'][0]:.1f} at the "
+        f"start, {found['loadavg'][1]:.1f} at the end (2 cores: above 2, others' work shares them)"
     )
+    print(f"a refused line (a seat's START) is answered {found['refusal']}: counted as refused")
     for example in tally.examples:
         print(f"  {example}")
     print(f"post_p99_ratio {post_p99 / post_p50_alone:.1f}")

@@ -1,7 +1,8 @@
 """`app.db.Prepared`: a Core statement compiled once and run on the session's DBAPI connection
-(docs/benchmarks.md, round 4) stores what SQLAlchemy's own execution would, in the session's
-transaction; `app.db.Loading` (round 5) reads rows into the session as the ORM would;
-`app.db.begin_now` (round 6) begins a SQLite transaction only if it need not wait."""
+(docs/performance.md: building a statement can cost more than running it) stores what
+SQLAlchemy's own execution would, in the session's transaction; `app.db.Loading` reads rows
+into the session as the ORM would; `app.db.begin_now` begins a SQLite transaction only if it
+need not wait."""
 
 from __future__ import annotations
 
@@ -151,8 +152,8 @@ def test_each_form_runs_on_a_cursor_of_its_own_kept_with_the_connection(
 ) -> None:
     """A psycopg cursor makes its transformer (the parameters' dumpers, the columns' loaders)
     again whenever it runs a statement other than its last: each form keeps a cursor of its
-    own on the connection (docs/benchmarks.md, round 16), made again for a new driver
-    connection."""
+    own on the connection (the transformer was a measurable part of a post), made again for a
+    new driver connection."""
     thread = _thread(session, user)
     title = Prepared(select(_THREADS.c.title).where(_THREADS.c.id == bindparam("thread_id")))
     count = Prepared(select(_THREADS.c.post_count).where(_THREADS.c.id == bindparam("thread_id")))

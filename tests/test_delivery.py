@@ -450,7 +450,7 @@ def test_a_moves_notices_and_their_deliveries_are_written_as_queue_writes_them(
     session: Session, told: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What a move writes for the users it tells (``notify.add_all``; on PostgreSQL one
-    statement, round 17): each notice as given, and per notice one pending delivery per active
+    statement): each notice as given, and per notice one pending delivery per active
     webhook of its user in the webhooks' order, then one mail if that user opted in with an
     address (not for an empty one) — due now, no attempt yet; nothing for anybody else."""
     master = accounts.register(session, unique_name(), "password123")
@@ -512,7 +512,7 @@ def test_a_moves_notices_read_each_told_users_address_and_webhooks_by_key(
     """On PostgreSQL the statement writing a move's notices finds each told user's address,
     and webhooks, through the user's key, never by reading the whole users table: the planner
     takes the notices' JSON array for a hundred rows and, joined, hashed every user and
-    webhook at each move, a cost growing with the forum's users (round 18)."""
+    webhook at each move, a cost growing with the forum's users."""
     if session.get_bind().dialect.name != "postgresql":
         pytest.skip("SQLite writes the notices by delivery.queue")
     session.execute(

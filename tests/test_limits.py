@@ -367,7 +367,7 @@ def test_a_post_whose_token_signs_nobody_in_is_401_and_not_counted(
 ) -> None:
     """Only a signed-in client's post is an attempt: one whose token is unknown, malformed or
     expired is answered 401 and leaves its address's counter as it was (on PostgreSQL the
-    token is read and the attempt counted by one statement, round 17)."""
+    token is read and the attempt counted by one statement)."""
     users = fast_users(database, PER_ADDRESS + 1, web)
     expired = users.pop()
     with database.session() as session:
@@ -624,8 +624,8 @@ def test_a_post_holds_no_counter_row_until_it_commits(
     statement committing as it runs, so the counter row of the client's address (shared by every
     post from it) is not held while the post is written and committed — another count of the
     same keys meanwhile does not wait. Counted inside the post, it waited for the commit.
-    ``by_token``: the route's way, the token read and the attempt counted by one statement
-    (round 17); else the user is looked up first and counted after."""
+    ``by_token``: the route's way, the token read and the attempt counted by one statement;
+    else the user is looked up first and counted after."""
     if database.is_sqlite:
         pytest.skip("SQLite has one write lock for everything")
     limits = settings.model_copy(update={"rate_limits": True})
@@ -771,7 +771,7 @@ def test_a_post_that_waits_too_long_for_the_write_lock_is_503_and_stores_nothing
 def test_a_post_runs_in_the_event_loop_only_when_the_write_lock_is_free(
     client: httpx.Client, database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """SQLite (app/api/turns.py, docs/benchmarks.md rounds 6 and 10): a post that finds the
+    """SQLite (app/api/turns.py, docs/performance.md): a post that finds the
     write lock free is done in the event loop; one that finds it held waits in line, asking
     again, then in a worker thread, and the server goes on answering other requests meanwhile.
     Posts that came while the lock was held are stored when it is given back, in the order
@@ -826,7 +826,7 @@ def test_only_a_lock_wait_or_a_lost_connection_counts_as_the_database_not_answer
 
 
 def test_the_pool_keeps_a_connection_for_every_request_let_in(settings: Settings) -> None:
-    """docs/benchmarks.md round 5: with SQLAlchemy's default pool of five and twelve requests
+    """With SQLAlchemy's default pool of five and twelve requests
     let in, the connections above five were opened and closed again for every request (on
     PostgreSQL a new backend each time). Twice twelve at once: the second time opens none."""
     wide = settings.model_copy(update={"max_requests_in_flight": 12})

@@ -1,4 +1,4 @@
-"""The post path (docs/benchmarks.md, rounds 3 and 4). Its statements are built once: SQLAlchemy
+"""The post path (docs/performance.md). Its statements are built once: SQLAlchemy
 caches a statement's compiled form only when it can make a cache key for it, and building a
 statement per request, or a multi-row VALUES list, costs more than running it — after a
 warm-up, no statement a command post runs may be one SQLAlchemy had to compile afresh, nor

@@ -389,7 +389,11 @@ async def evening(
     """Every evening's tables, readers and (already open) streams for ``seconds``."""
     tally, rng = board.tally, board.rng
     in_flight: set[asyncio.Task[None]] = set()
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    # A kept connection is dropped before the server's keep-alive (uvicorn: 5 s) can close it
+    # under a request being sent on it, which answers nothing (ReadError) — as browsers do.
+    limits = httpx.Limits(
+        max_connections=None, max_keepalive_connections=None, keepalive_expiry=2.0
+    )
 
     async def at_table(client: httpx.AsyncClient, evening_tables: list[Table], i: int) -> None:
         table = evening_tables[i]

@@ -169,3 +169,28 @@ def machine() -> str:
         f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs "
         f"({cpu}), {platform.system()} {platform.release()}"
     )
+
+
+def process_tree(root: int) -> list[int]:
+    """``root`` and its descendants (a server's supervisor and its workers)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found = [root]
+    for pid in found:
+        found += [child for child, parent in parents.items() if parent == pid]
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU time these processes have used so far."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
+    return total

@@ -5,7 +5,7 @@ FastAPI endpoint inserting one row — both the real ASGI app called in process,
     python bench/post_instructions.py [PG URL]
 
 Why: on a shared virtual machine wall-clock throughput moves by ±30 % within minutes
-(docs/benchmarks.md), while an instruction count repeats to about 1 %. A change to the post
+(docs/performance.md), while an instruction count repeats to about 1 %. A change to the post
 path shows here as a number that does not depend on what else the machine is doing. It leaves
 out what `post_throughput.py` measures and this cannot: uvicorn, sockets, waiting.
 

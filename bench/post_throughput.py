@@ -19,7 +19,7 @@ later, and a server runs for days. Then the two take turns: ROUNDS rounds of ROU
 of bbsgm, each followed by the baseline answering as many requests from each client as bbsgm
 did in that round, while the other server idles. On a shared machine whose speed drifts by
 tens of per cent within minutes, a ratio of one long run of each mostly measured the drift
-(docs/benchmarks.md). On SQLite a bbsgm round ends once its posts are indexed for search
+(docs/performance.md). On SQLite a bbsgm round ends once its posts are indexed for search
 (the server's background indexer does it a second after they are stored; what is left when
 the round ends is indexed then, and the round's WAL checkpointed, in the round's time:
 ``index_caught_up``). Prints each
@@ -207,7 +207,7 @@ def index_caught_up(url: str) -> float:
     indexing is then not done in the baseline's turn, and bbsgm's time holds the indexing of all
     its posts but not the indexer's sleep. (Waiting for the server's indexer counted half a
     second of its sleep a round on average, anything from none to a whole second: a tenth to a
-    sixth of a round's time, random; docs/benchmarks.md, round 12.) The WAL the round wrote is
+    sixth of a round's time, random.) The WAL the round wrote is
     then checkpointed, in the round's time as well. 0 on PostgreSQL."""
     if not url.startswith("sqlite"):
         return 0.0

@@ -102,7 +102,7 @@ def all_kinds() -> None:
         games.append((kind, impl, game, names, log, replay.fold(impl, game, names, log)))
     # Every kind once a round, ALL_KINDS_ROUNDS rounds, the best of each kind's rounds kept:
     # this virtual machine's speed came and went by up to 1.6 x for a second or more at a
-    # time (docs/benchmarks.md, round 21), and one kind's nine folds took a few milliseconds.
+    # time, and one kind's nine folds took a few milliseconds.
     spent: dict[str, list[float]] = {kind: [] for kind, *_ in games}
     floor: dict[str, list[float]] = {kind: [] for kind, *_ in games}
     for _round in range(ALL_KINDS_ROUNDS):

@@ -78,7 +78,7 @@ def test_passwords_are_hashed_and_checked_outside_any_transaction(
     database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """argon2 takes a fifth of a second; on SQLite an open transaction holds the write lock
-    (BEGIN IMMEDIATE), so no transaction may be open while it runs (docs/benchmarks.md)."""
+    (BEGIN IMMEDIATE), so no transaction may be open while it runs (docs/performance.md)."""
     name = unique_name()
     with database.session() as s:
         open_during: list[bool] = []

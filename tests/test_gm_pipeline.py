@@ -699,7 +699,7 @@ def test_a_posts_moves_are_stored_as_the_session_would_store_them(
     session: Session, started: dict[str, Any]
 ) -> None:
     """A command post's moves, its own and the bot's for the kicked seats after it — on
-    PostgreSQL one JSON parameter of the game row's UPDATE (docs/benchmarks.md, round 16) —
+    PostgreSQL one JSON parameter of the game row's UPDATE (one statement, not one a move) —
     are stored in order with the post's id and number, its time (aware, in UTC), the parsed
     command a JSON object, and no sealed command."""
     game, players, master = started["game"], started["players"], started["gm"]
@@ -825,7 +825,7 @@ def test_the_bots_answer_is_written_with_the_game_row_and_counts_the_moves_writt
     session: Session, started: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The answer to an accepted command post is written by ``save`` with the game row (on
-    PostgreSQL by the same statement, round 17): stored as given, attached to the session, its
+    PostgreSQL by the same statement): stored as given, attached to the session, its
     board_at (the picture's ?at=N) the game's applied moves once the post's own are written —
     an undone move not counted. The game's moves and row are written as without an answer."""
     game, players = started["game"], started["players"]

@@ -361,7 +361,7 @@ def test_a_post_whose_token_signs_nobody_in_is_401_and_not_counted(
 ) -> None:
     """Only a signed-in client's post is an attempt: one whose token is unknown, malformed or
     expired is answered 401 and leaves its address's counter as it was (on PostgreSQL the
-    token is read and the attempt counted by one statement, round 17)."""
+    token is read and the attempt counted by one statement)."""
     users = fast_users(database, PER_ADDRESS + 1, web)
     expired = users.pop()
     with database.session() as session:
@@ -700,7 +700,7 @@ def test_only_a_lock_wait_or_a_lost_connection_counts_as_the_database_not_answer
 
 
 def test_the_pool_keeps_a_connection_for_every_request_let_in(settings: Settings) -> None:
-    """docs/benchmarks.md round 5: with SQLAlchemy's default pool of five and twelve requests
+    """With SQLAlchemy's default pool of five and twelve requests
     let in, the connections above five were opened and closed again for every request (on
     PostgreSQL a new backend each time). Twice twelve at once: the second time opens none."""
     wide = settings.model_copy(update={"max_requests_in_flight": 12})

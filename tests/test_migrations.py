@@ -228,9 +228,9 @@ def _state_compression(session: Session) -> str:
 
 def test_a_games_state_is_compressed_with_lz4_on_postgresql() -> None:
     """0014_state_lz4: on a PostgreSQL server with lz4, a game's state written from then on is
-    compressed with it (pglz was half of a card-game post's game row UPDATE, docs/benchmarks.md
-    round 15); going back restores the server's default. On a server without lz4 (or before
-    PostgreSQL 14, which has no per-column compression) the migration runs both ways and
+    compressed with it (pglz was half of a card-game post's game row UPDATE,
+    docs/performance.md); going back restores the server's default. On a server without lz4 (or
+    before PostgreSQL 14, which has no per-column compression) the migration runs both ways and
     changes nothing."""
     from app.gm import service as gm
 

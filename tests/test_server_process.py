@@ -1,5 +1,5 @@
 """What ``bbsgm serve``'s workers do to their own process as the app starts: the garbage
-collector settled (app.main.settle_garbage_collector, docs/benchmarks.md round 14). An app
+collector settled (app.main.settle_garbage_collector, docs/performance.md). An app
 made by ``create_app`` for a test or an embedding process leaves the process as it is."""
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ class Settings(BaseSettings):
     # the worker threads (40) and within the database pool (app.main.open_database keeps a
     # connection for each): then no request waits for a thread or a connection that a waiting
     # one holds. None: 6 on PostgreSQL (one process's Python runs one thread at a time; beyond
-    # a few inside, more only contend for it: docs/benchmarks.md, round 5), 2 on SQLite, where
+    # a few inside, more only contend for it), 2 on SQLite, where
     # every transaction takes the one write lock and waiters poll for it, so fewer inside
     # means fairer turns.
     max_requests_in_flight: int | None = Field(default=None, ge=1, le=1000)

@@ -35,7 +35,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     parsed = make_url(url)
     # JSON columns (a game's state, a move, a reply's error) through orjson: the stdlib's
     # encoder and decoder were ~3 % of the server's time under the post benchmark
-    # (docs/benchmarks.md, round 5). The same values come back; text is stored as UTF-8, not
+    #. The same values come back; text is stored as UTF-8, not
     # \u escapes.
     kwargs.setdefault("json_deserializer", orjson.loads)
     if parsed.get_backend_name() == "sqlite":
@@ -64,7 +64,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
 # timeout), as ``pool_pre_ping`` would: a ping that finds the server gone renews every pooled
 # connection at once. One given back more recently is handed out without: under load every
 # request would otherwise pay a round trip for the ping, about a tenth of a millisecond of
-# the worker's CPU (docs/benchmarks.md, round 13). If the server dropped a connection within
+# the worker's CPU. If the server dropped a connection within
 # that second, the request using it fails (503, app/main.py) and the pool replaces every
 # connection older than the failure (SQLAlchemy's optimistic disconnect handling).
 PING_AFTER_IDLE_SECONDS = 1.0
@@ -287,7 +287,7 @@ class Database:
         only once the WAL holds ``pages`` pages (SQLite's default: 1,000), so that
         ``checkpoint``, called often by a background runner, does it instead. A commit that
         checkpointed took about half of a post's commit, in the request and holding the
-        write lock (docs/benchmarks.md, round 11); the checkpoint of a runner runs in C
+        write lock; the checkpoint of a runner runs in C
         without the GIL, beside the posts, and waits for none of them."""
         if not self.is_sqlite_file or self._checkpoint_pages == pages:
             return
@@ -332,7 +332,7 @@ class Prepared:
 
     ``Connection.execute`` costs about 100 µs a statement in Python on top of what the driver
     does (the execution context, parameter processing, events, the result object) — several
-    times the statement itself, and a command post runs about ten (docs/benchmarks.md). Here the
+    times the statement itself, and a command post runs about ten. Here the
     parameters go through the types' own bind processors (a datetime becomes SQLite's text, a
     dict JSON) and straight to the driver's cursor. What this does not do, so statements run
     this way must not need it: Python-side column defaults (give every column), result
@@ -424,7 +424,7 @@ class Prepared:
         """Executes once per row (every row with the same keys); nothing is returned. On
         PostgreSQL an INSERT of up to ``ROWS_IN_ONE`` rows is one statement of as many VALUES:
         psycopg's executemany enters pipeline mode, which costs more than the round trips it
-        saves for a few rows (docs/benchmarks.md, round 13)."""
+        saves for a few rows."""
         if len(rows) == 1:
             self.run(session, rows[0])
             return
@@ -450,7 +450,7 @@ def insert_json_rows(table: Table, names: Sequence[str], parameter: str) -> Inse
     table by ``json_populate_recordset``. One parameter whatever the number of rows: a VALUES
     list of a dozen parameters a row went past psycopg's fifty parameters at three rows,
     beyond which it parses the query again at every execution, and made one form per number
-    of rows (docs/benchmarks.md, round 16). A time goes in as ISO text of ``in_utc``
+    of rows. A time goes in as ISO text of ``in_utc``
     (app.models), as its column would bind it."""
     rows = func.json_populate_recordset(
         literal_column(f"NULL::{table.name}"), bindparam(parameter, type_=JSON())
@@ -483,7 +483,7 @@ def _cursor(connection: Any, form: _Form) -> Any:
     A psycopg cursor makes a new transformer (its parameters' dumpers, its columns' loaders,
     each looked up in the adapters map) whenever it runs a query other than its last one: one
     cursor for every statement made each execution pay for the lookups again
-    (docs/benchmarks.md, round 16). ``Prepared.run`` fetches its rows before anything else
+   . ``Prepared.run`` fetches its rows before anything else
     runs."""
     pooled = connection.connection  # the pool's proxy; ``info`` lives with the DBAPI connection
     driver = pooled.driver_connection
@@ -544,7 +544,7 @@ def attach_as_loaded(session: Session, instance: Any, key: tuple[Any, ...]) -> N
     expire it (``Session.expire``) to have it read from the database instead.
     ``make_transient_to_detached`` and ``Session.add`` did the same at three times the cost:
     they walk every attribute's state to expire the unloaded ones, and the relationships'
-    save-update cascade (docs/benchmarks.md, round 12)."""
+    save-update cascade."""
     state = instance_state(instance)
     state.key = key
     state.session_id = session.hash_key
@@ -563,7 +563,7 @@ class Loading:
     The ORM's own SELECT spends most of a short query's time in Python (the query's context,
     the loading machinery); for the post path's three reads — the token's user, the game, its
     seats — this took a command post from 4.8 to 4.1 ms of CPU in process on PostgreSQL
-    (docs/benchmarks.md, round 5). Pending changes are flushed first, as the ORM's autoflush
+   . Pending changes are flushed first, as the ORM's autoflush
     would. ``load`` returns, per row, the object and the extra columns. The class must have a
     one-column primary key and no inheritance (the identity key is built here).
 

@@ -7,7 +7,7 @@ CSRF nonce cookie gets one (HttpOnly, SameSite=Lax) with its first page; the non
 
 Plain ASGI rather than ``@app.middleware("http")``: Starlette's BaseHTTPMiddleware runs the
 app in a task of its own and streams the answer through a memory channel, which cost about a
-tenth of a command post's CPU (docs/benchmarks.md).
+tenth of a command post's CPU.
 """
 
 from __future__ import annotations

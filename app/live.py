@@ -132,7 +132,7 @@ class Hub:
     Streams of one thread that need the same posts (after the same レス番) share one read,
     ``read``: with a thousand streams on a thread, one post was read and rendered a thousand
     times, each read a transaction of its own (on SQLite one taking the write lock), and the
-    posts behind them waited (docs/benchmarks.md, live fan-out). A stream shares only a read
+    posts behind them waited. A stream shares only a read
     that began after the thread's last wake-up, and clears its event before it asks for one:
     every post whose wake-up came before is then committed before the read began, so the
     read sees it; a post whose wake-up comes after wakes the stream again.
@@ -320,7 +320,7 @@ class PostgresListener:
     while the process has live streams (and ``IDLE_SECONDS`` after the last one left, for
     the browsers that reconnect). Without streams it holds no connection: every post's
     ``pg_notify`` woke every worker's LISTEN thread, which then competed for the GIL with
-    the workers' posts (docs/benchmarks.md, round 11)."""
+    the workers' posts."""
 
     IDLE_SECONDS = 30.0
     READY_SECONDS = 5.0  # a stream waits at most this long for LISTEN, then polls

@@ -69,7 +69,7 @@ def open_database(settings: Settings) -> Database:
     let inside the app at once (``max_requests_in_flight``, app/ratelimit.py): with
     SQLAlchemy's default of five and twelve let in, the sixth to twelfth concurrent requests
     each opened a connection and closed it after use — a new PostgreSQL backend, with cold
-    caches, per request (docs/benchmarks.md, round 5). The overflow above it stays for the
+    caches, per request. The overflow above it stays for the
     background runners and the live streams' reads."""
     if settings.is_sqlite and not is_sqlite_file(settings.database_url):
         return Database(settings.database_url)  # one connection per thread: no pool to size
@@ -252,7 +252,7 @@ async def index_run(database: Database, batch: Callable[[Database], int] = index
     The batches write the search file only (``app.archive.search.SearchFile``), whose lock is
     not the posts': they run beside the posts, which neither wait for them nor take turns with
     them. (In the database's own file, each batch held every post of its moment up, paced to
-    take a fifth of the line of writes at most; docs/benchmarks.md, rounds 19 and 20.)"""
+    take a fifth of the line of writes at most.)"""
     total = 0
     while True:
         done = await run_in_threadpool(batch, database)
@@ -326,8 +326,7 @@ def app_factory() -> FastAPI:
     return create_app(server_process=True)
 
 
-# A server process's garbage collector, once the app has started (docs/benchmarks.md, round
-# 14). By then the process holds some 170,000 objects that live as long as it does — modules,
+# A server process's garbage collector, once the app has started. By then the process holds some 170,000 objects that live as long as it does — modules,
 # routes, grammars, validators — and CPython's collector walked them all in every full
 # collection: under the post benchmark's load a worker made one every ten seconds or so,
 # 120–180 ms of CPU, every request in flight waiting meanwhile. Young collections came every

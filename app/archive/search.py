@@ -99,7 +99,7 @@ class SearchFile:
 
     Tokenising posts into trigrams takes the write lock of the file it writes. In the
     database's own file that lock is the posts' one: every batch of the indexer held up every
-    post meanwhile, ~8 % of a busy evening's posts (docs/benchmarks.md, round 20). In a file of
+    post meanwhile, ~8 % of a busy evening's posts. In a file of
     its own, the indexer's transactions lock only it, and its C work runs beside the posts. The
     file holds nothing but what the database's posts make again: deleted (with its -wal and
     -shm) or found to be of another database, it is built again from the first post.
@@ -235,7 +235,7 @@ def index_batch(database: Database | Engine, batch: int = INDEX_BATCH) -> int:
 
     A post's own transaction does not index it: tokenising it and writing an FTS5 segment at
     every commit cost about a fifth of a command post, while one segment for many posts costs
-    little more than for one (docs/benchmarks.md, round 4)."""
+    little more than for one."""
     found = search_file(database)
     if found is None:
         return 0

@@ -901,7 +901,7 @@ class Game:
         """``apply`` on a state its caller owns and never reads again but through the result:
         ``state`` itself is changed, not a copy, and its events are returned. For a replay's
         fold (app/gm/replay.py), which keeps only the last state: the copy per move was a
-        tenth of a populous replay (docs/benchmarks.md, round 23). The caller's first state
+        tenth of a populous replay. The caller's first state
         must be a ``copy_state`` (so the parts a move may edit are its own, not shared with
         whatever made it); on a RuleError the state may be half changed and is dropped."""
         self._check_command(state, actor, command)

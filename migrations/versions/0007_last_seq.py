@@ -1,7 +1,7 @@
 """games.last_seq: the number of the game's last move, kept on the (locked) game row
 
 A command post used to ask ``SELECT max(seq) FROM moves`` for the next move number; the game
-row is locked for the move anyway, so the number lives there (docs/benchmarks.md).
+row is locked for the move anyway, so the number lives there.
 
 Revision ID: 0007_last_seq
 Revises: 0006_notifications

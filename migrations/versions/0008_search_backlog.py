@@ -5,7 +5,7 @@ Revises: 0007_last_seq
 
 The ``fts_posts_insert`` trigger made every post's transaction tokenise the post into trigrams
 and write a new FTS5 segment at its commit: about a fifth of a command post's time, under the
-one write lock (docs/benchmarks.md). Posts are now indexed in batches by
+one write lock. Posts are now indexed in batches by
 ``app.archive.search.index_backlog`` — every post with an id above ``fts_posts_done.last_id`` —
 which the server runs in the background and every search runs first, so a search still finds
 every post committed before it.

@@ -3,9 +3,8 @@
 Every command post writes the game's whole state (``games.state``, JSON: 5 KB for えいつく, about
 10 KB for the card games). PostgreSQL compresses a value that large before storing it, with
 pglz unless told otherwise, and pglz was half of the game row's UPDATE under the post
-benchmark's card-game load: 720–730 µs a post against 340–400 µs with lz4 (docs/benchmarks.md,
-round 15). Only values written from now on are compressed the new way; those stored stay
-readable as they are.
+benchmark's card-game load: 720–730 µs a post against 340–400 µs with lz4. Only values
+written from now on are compressed the new way; those stored stay readable as they are.
 
 lz4 needs PostgreSQL 14 or later built with it (Debian's and the official packages are). A
 server without it keeps pglz, which stores the same values, more slowly. SQLite: nothing

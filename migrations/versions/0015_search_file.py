@@ -5,7 +5,7 @@ Revises: 0014_state_lz4
 
 The indexer's batches wrote ``fts_posts`` in the database's own file, so each took the write
 lock every post needs, and every post of that moment waited for it: about 8 % of the posts a
-busy evening could post (docs/benchmarks.md, round 20). The posts' index is now
+busy evening could post. The posts' index is now
 ``fts_posts`` in ``<database>-search`` (``app.archive.search.SearchFile``), which the server
 makes and fills from the first post when it first indexes: its own transactions lock only
 that file.

@@ -327,8 +327,8 @@ def app_factory() -> FastAPI:
 
 
 # A server process's garbage collector, once the app has started. By then the process holds
-# some 170,000 objects that live as long as it does — modules, routes, grammars, validators — and CPython's collector walked them all in every full
-# collection: under the post benchmark's load a worker made one every ten seconds or so,
+# some 170,000 objects that live as long as it does — modules, routes, grammars,
+# validators — and CPython's collector walked them all in every full collection: under the post benchmark's load a worker made one every ten seconds or so,
 # 120–180 ms of CPU, every request in flight waiting meanwhile. Young collections came every
 # 700 objects a request left behind (by CPython's default), some hundred a worker in ten
 # seconds, and carried requests' objects still in use into the older generations, which

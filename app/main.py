@@ -326,18 +326,18 @@ def app_factory() -> FastAPI:
     return create_app(server_process=True)
 
 
-# A server process's garbage collector, once the app has started. By then the process holds
-# some 170,000 objects that live as long as it does — modules, routes, grammars,
-# validators — and CPython's collector walked them all in every full collection: under the post benchmark's load a worker made one every ten seconds or so,
-# 120–180 ms of CPU, every request in flight waiting meanwhile. Young collections came every
-# 700 objects a request left behind (by CPython's default), some hundred a worker in ten
-# seconds, and carried requests' objects still in use into the older generations, which
-# made the full collections come. Now the garbage of the start is collected, what is left
-# is moved out of the collector's sight for good (``gc.freeze``: objects reclaimed by their
-# reference counts are still freed), and a young collection waits for 10,000 objects.
-# Reference cycles made later are collected as before, a little later. Only the young
-# threshold is set: the later two keep the interpreter's own values, which CPython 3.14's
-# incremental collector reads differently from 3.11–3.13's generational one.
+# A server process's garbage collector, once the app has started. By then the process holds some
+# 170,000 objects that live as long as it does — modules, routes, grammars, validators — and
+# CPython's collector walked them all in every full collection: under the post benchmark's load a
+# worker made one every ten seconds or so, 120–180 ms of CPU, every request in flight waiting
+# meanwhile. Young collections came every 700 objects a request left behind (by CPython's default),
+# some hundred a worker in ten seconds, and carried requests' objects still in use into the older
+# generations, which made the full collections come. Now the garbage of the start is collected, what
+# is left is moved out of the collector's sight for good (``gc.freeze``: objects reclaimed by their
+# reference counts are still freed), and a young collection waits for 10,000 objects. Reference
+# cycles made later are collected as before, a little later. Only the young threshold is set: the
+# later two keep the interpreter's own values, which CPython 3.14's incremental collector reads
+# differently from 3.11–3.13's generational one.
 YOUNG_GC_THRESHOLD = 10_000
 
 

@@ -59,7 +59,7 @@ from app.db import Loading, Prepared
 from app.errors import NotFound
 from app.forum.render import render_body
 from app.forum.service import Page
-from app.gm import pipeline
+from app.gm import store
 from app.models import Board, Game, ModerationEntry, Move, Post, Thread, User
 from app.web.http_cache import ByteCache, digest
 
@@ -184,7 +184,7 @@ def page_head(session: Session, thread_id: int) -> tuple[Thread, Game | None, Th
         if row[_GM_PART.offset + _GM_PART.primary_key] is not None:
             gm_user = _GM_PART.adopt(session, row)
         set_committed_value(game, "gm", gm_user)
-        pipeline.read_seats(session, game)
+        store.read_seats(session, game)
     count, greatest, undone = row[-3:]
     version = ThreadVersion(thread.post_count, (int(count), int(greatest)), int(undone))
     return thread, game, version

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from app.forum.service import MAX_BODY_CHARS, format_bbs_time
@@ -75,8 +75,12 @@ def board_at(session: Session, sub: Submission, work: Working) -> int | None:
 
 
 def _applied_moves(session: Session, game_id: int) -> int:
-    applied = select(func.count()).where(Move.game_id == game_id, Move.undone.is_(False))
-    return int(session.scalar(applied) or 0)
+    return int(session.scalar(_APPLIED_MOVES, {"game_id": game_id}) or 0)
+
+
+_APPLIED_MOVES = select(func.count()).where(
+    Move.game_id == bindparam("game_id"), Move.undone.is_(False)
+)
 
 
 def fit_reply(head: list[str], board: list[str], closing: list[str]) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import Table, bindparam, insert, select
 from sqlalchemy.orm import Session, defer, lazyload
 
 from app import notify
@@ -19,8 +19,31 @@ from app.models import Adjustment, Game, GamePlayer, ModerationEntry, Move, Post
 # A game's options are read only by START and UNDO (``impl.setup``) and never change: left
 # unread until then (a card game's are its ~10 KB card pool). Its thread and GM, which the
 # model joins to every SELECT of a game, are not needed to play it: not joined to a locking
-# SELECT either (PostgreSQL locks no row on the nullable side of an outer join).
-_FOR_A_SUBMISSION = (defer(Game.options), lazyload(Game.thread), lazyload(Game.gm))
+# SELECT either (PostgreSQL locks no row on the nullable side of an outer join). Its seats
+# are read by a statement of their own (a lazy load: the model's ``selectin`` loading cost
+# twice the rest of the locking read).
+_FOR_A_SUBMISSION = (
+    defer(Game.options),
+    lazyload(Game.thread),
+    lazyload(Game.gm),
+    lazyload(Game.players),
+)
+
+
+# Built once (with bound parameters): building the statement anew on every post cost as much
+# as running it.
+_LOCK = (
+    select(Game)
+    .options(*_FOR_A_SUBMISSION)
+    .with_for_update(of=Game)
+    .execution_options(populate_existing=True)
+)
+_LOCK_BY_THREAD = _LOCK.where(Game.thread_id == bindparam("thread_id"))
+_LOCK_BY_ID = _LOCK.where(Game.id == bindparam("game_id"))
+# The moves are written by a Core INSERT of their rows (one executemany), not as ORM objects:
+# nothing reads them back in the submission's transaction but by a query.
+_MOVES: Table = Move.__table__  # type: ignore[assignment]
+_INSERT_MOVES = insert(_MOVES)
 
 
 def lock_game(
@@ -29,21 +52,20 @@ def lock_game(
     """The game row (by id, or by the thread it hosts), locked until commit and read afresh,
     with its seats (SQLite: the write lock of BEGIN IMMEDIATE is held already).
 
-    The seats come from a second statement (the model's ``selectin`` loading), never joined
-    into the locking one: on PostgreSQL a ``SELECT … FOR UPDATE`` that waited for the lock
+    The seats come from a second statement, run once the lock is held, never joined into
+    the locking one: on PostgreSQL a ``SELECT … FOR UPDATE`` that waited for the lock
     re-reads the locked row only, and rows joined to it keep the snapshot taken before the
     wait — seats taken by the post that held the lock would be missing
-    (tests/test_load_concurrency.py).
+    (tests/test_load_concurrency.py). ``populate_existing`` makes both fresh reads, also of
+    a game this session read before.
     """
-    where = Game.thread_id == thread_id if thread_id is not None else Game.id == game_id
-    query = (
-        select(Game)
-        .where(where)
-        .options(*_FOR_A_SUBMISSION)
-        .with_for_update(of=Game)
-        .execution_options(populate_existing=True)
-    )
-    return session.scalars(query).one_or_none()
+    if thread_id is not None:
+        game = session.scalars(_LOCK_BY_THREAD, {"thread_id": thread_id}).one_or_none()
+    else:
+        game = session.scalars(_LOCK_BY_ID, {"game_id": game_id}).one_or_none()
+    if game is not None:
+        game.players  # noqa: B018 (the seats' lazy load, now that the row is locked)
+    return game
 
 
 def read_seats(session: Session, game: Game) -> None:
@@ -74,7 +96,7 @@ def save(
         session.flush()  # written now: what reads the applied moves after save counts them
     handed_over = _write_seats(session, game, work)
     if work.moves:
-        session.execute(insert(Move), _move_rows(sub, work, post, sealed_id))
+        session.execute(_INSERT_MOVES, _move_rows(sub, work, post, sealed_id))
     for adjusted, delta, reason in work.adjustments:
         session.add(
             Adjustment(

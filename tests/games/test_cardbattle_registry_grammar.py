@@ -341,6 +341,27 @@ def test_command_lines_number_the_lines_of_a_post() -> None:
     assert misspelt_verb(LANGUAGE, "APPROVE 炎の剣") is None
 
 
+@pytest.mark.parametrize(
+    ("line", "verb"),
+    [
+        ("カ一ド 新規 炎の剣 COST 300 ATK 200 DUR 300", "カード"),  # 一 (one) for ー
+        ("crad new 炎の剣 cost 300 atk 200 dur 300", "CARD"),
+        ("APROVE 炎の剣", "APPROVE"),
+        ("カードを作りました", None),
+        ("aprove 炎の剣", None),  # the rest is a name: nothing says it was meant as a command
+        ("Crad games are fun", None),
+    ],
+)
+def test_the_registry_reads_misspelt_verbs_as_a_game_thread_does(
+    line: str, verb: str | None
+) -> None:
+    """docs/forum.md: a first word close to a verb is a misspelt verb in capitals, or when
+    the rest of the line reads as that verb's arguments (app/gm/lines.py, one reading for
+    every thread the bot answers)."""
+    assert misspelt_verb(LANGUAGE, line) == verb
+    assert classify_line(LANGUAGE, line) == ("talk" if verb is None else "misspelt")
+
+
 def test_verbs_include_every_alias() -> None:
     assert {"CARD", "カード", "APPROVE", "承認", "REJECT", "却下"} == set(PARSER.verb_words)
 

@@ -19,15 +19,8 @@ from app.models import Adjustment, Game, GamePlayer, ModerationEntry, Move, Post
 # A game's options are read only by START and UNDO (``impl.setup``) and never change: left
 # unread until then (a card game's are its ~10 KB card pool). Its thread and GM, which the
 # model joins to every SELECT of a game, are not needed to play it: not joined to a locking
-# SELECT either (PostgreSQL locks no row on the nullable side of an outer join). Its seats
-# are read by a statement of their own (a lazy load: the model's ``selectin`` loading cost
-# twice the rest of the locking read).
-_FOR_A_SUBMISSION = (
-    defer(Game.options),
-    lazyload(Game.thread),
-    lazyload(Game.gm),
-    lazyload(Game.players),
-)
+# SELECT either (PostgreSQL locks no row on the nullable side of an outer join).
+_FOR_A_SUBMISSION = (defer(Game.options), lazyload(Game.thread), lazyload(Game.gm))
 
 
 # Built once (with bound parameters): building the statement anew on every post cost as much
@@ -40,6 +33,12 @@ _LOCK = (
 )
 _LOCK_BY_THREAD = _LOCK.where(Game.thread_id == bindparam("thread_id"))
 _LOCK_BY_ID = _LOCK.where(Game.id == bindparam("game_id"))
+_SEATS = (
+    select(GamePlayer)
+    .where(GamePlayer.game_id == bindparam("game_id"))
+    .order_by(GamePlayer.seat)
+    .execution_options(populate_existing=True)
+)
 # The moves are written by a Core INSERT of their rows (one executemany), not as ORM objects:
 # nothing reads them back in the submission's transaction but by a query.
 _MOVES: Table = Move.__table__  # type: ignore[assignment]
@@ -52,25 +51,27 @@ def lock_game(
     """The game row (by id, or by the thread it hosts), locked until commit and read afresh,
     with its seats (SQLite: the write lock of BEGIN IMMEDIATE is held already).
 
-    The seats come from a second statement, run once the lock is held, never joined into
-    the locking one: on PostgreSQL a ``SELECT … FOR UPDATE`` that waited for the lock
-    re-reads the locked row only, and rows joined to it keep the snapshot taken before the
-    wait — seats taken by the post that held the lock would be missing
-    (tests/test_load_concurrency.py). ``populate_existing`` makes both fresh reads, also of
-    a game this session read before.
+    The seats come from a second statement (the model's ``selectin`` loading), run once the
+    lock is held, never joined into the locking one: on PostgreSQL a ``SELECT … FOR UPDATE``
+    that waited for the lock re-reads the locked row only, and rows joined to it keep the
+    snapshot taken before the wait — seats taken by the post that held the lock would be
+    missing (tests/test_load_concurrency.py). ``populate_existing`` makes both fresh reads,
+    also of a game and seats this session read in an earlier transaction (a lazy load would
+    keep those seats as they were).
     """
     if thread_id is not None:
         game = session.scalars(_LOCK_BY_THREAD, {"thread_id": thread_id}).one_or_none()
     else:
         game = session.scalars(_LOCK_BY_ID, {"game_id": game_id}).one_or_none()
-    if game is not None:
-        game.players  # noqa: B018 (the seats' lazy load, now that the row is locked)
     return game
 
 
 def read_seats(session: Session, game: Game) -> None:
-    """The game's seats read afresh, in seat order."""
-    session.refresh(game, ["players"])
+    """The game's seats read afresh, in seat order: the rows (``populate_existing``: seats
+    this session read before are refreshed), then the collection of them."""
+    session.scalars(_SEATS, {"game_id": game.id}).all()
+    session.expire(game, ["players"])
+    game.players  # noqa: B018 (loaded now, from the seats just read)
 
 
 def save(
@@ -135,6 +136,7 @@ def save(
         now=sub.now,
         label_before=None if work.started else label_before,
     )
+    session.flush()  # the game row's UPDATE and what else went through the session
 
 
 def _write_seats(session: Session, game: Game, work: Working) -> set[int]:

@@ -7,19 +7,19 @@ import re
 from typing import Any
 
 import pytest
-from sqlalchemy import event, func, select, text
+from sqlalchemy import event, func, select, text, update
 from sqlalchemy.orm import Session
 
 from app import accounts
 from app.checks import run_checks
 from app.forum import service as forum
 from app.games.base import Rng
-from app.gm import replay, working
+from app.gm import replay, store, working
 from app.gm import reply as answers
 from app.gm import service as gm
 from app.gm.legal import legal_for
 from app.gm.lines import classify_line, misspelt_verb
-from app.models import Game, Move, Post, User
+from app.models import Game, GamePlayer, Move, Post, User
 from tests.conftest import unique_name
 
 SECRET = "s"
@@ -654,6 +654,29 @@ def test_a_misspelt_verb_is_answered_with_the_line_the_verb_and_the_legal_lines(
     legal = legal_for(game, gm.game_impl("eitsuku"), player, public=True)
     assert listed(legal) in reply.body
     assert state_snapshot(session, game) == before
+
+
+@pytest.mark.parametrize("read", ["lock_game", "read_seats"])
+def test_the_game_and_its_seats_are_read_as_the_database_holds_them(
+    session: Session, table: dict[str, Any], read: str
+) -> None:
+    """The locking read (and the thread page's read of the seats) sees the rows as they are,
+    not as this session read them before: another transaction may have changed them."""
+    game = table["game"]
+    seat = game.players[0]
+    session.execute(
+        update(GamePlayer.__table__)  # as another transaction would: past this session's objects
+        .where(GamePlayer.__table__.c.id == seat.id)
+        .values(name="改名")
+    )
+    session.execute(update(Game.__table__).where(Game.__table__.c.id == game.id).values(version=41))
+    assert seat.name != "改名"
+    if read == "lock_game":
+        locked = store.lock_game(session, thread_id=game.thread_id)
+        assert locked is game and game.version == 41
+    else:
+        store.read_seats(session, game)
+    assert game.players[0] is seat and seat.name == "改名"
 
 
 def test_the_game_row_update_writes_indexed_columns_only_when_they_change(

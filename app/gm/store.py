@@ -21,8 +21,6 @@ from app.models import Adjustment, Game, GamePlayer, ModerationEntry, Move, Post
 # model joins to every SELECT of a game, are not needed to play it: not joined to a locking
 # SELECT either (PostgreSQL locks no row on the nullable side of an outer join).
 _FOR_A_SUBMISSION = (defer(Game.options), lazyload(Game.thread), lazyload(Game.gm))
-
-
 # Built once (with bound parameters): building the statement anew on every post cost as much
 # as running it.
 _LOCK = (
@@ -60,10 +58,8 @@ def lock_game(
     keep those seats as they were).
     """
     if thread_id is not None:
-        game = session.scalars(_LOCK_BY_THREAD, {"thread_id": thread_id}).one_or_none()
-    else:
-        game = session.scalars(_LOCK_BY_ID, {"game_id": game_id}).one_or_none()
-    return game
+        return session.scalars(_LOCK_BY_THREAD, {"thread_id": thread_id}).one_or_none()
+    return session.scalars(_LOCK_BY_ID, {"game_id": game_id}).one_or_none()
 
 
 def read_seats(session: Session, game: Game) -> None:

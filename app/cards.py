@@ -13,7 +13,6 @@ services it never commits.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,7 +23,6 @@ from sqlalchemy.orm import Session
 
 from app.errors import Invalid, NotFound
 from app.forum import service as forum
-from app.games.base import CommandSyntaxError, normalise
 from app.games.cardbattle import registry
 from app.games.cardbattle.cards import MAX_ATTACK, MAX_COST, MAX_DURABILITY, CardSpec, card_line
 from app.games.cardbattle.content import starter_copy, starter_pool
@@ -36,7 +34,9 @@ from app.games.cardbattle.registry import (
     Reject,
     name_key,
 )
-from app.gm.pipeline import BOT_NAME, MAX_COMMAND_LINES, LineError
+from app.gm.lines import command_lines
+from app.gm.reply import BOT_NAME, failure_text
+from app.gm.submission import LineError, Refusal, Refused, apply_all, read
 from app.models import Board, CardVersion, Game, Post, Thread, User, utcnow
 
 __all__ = [
@@ -329,18 +329,10 @@ def played_in(session: Session, name: str) -> list[CardGame]:
 def registry_lines(session: Session, thread_id: int, body: str) -> list[tuple[int, str]]:
     """The lines of a post the registry answers: its command lines when the post goes to the
     registry thread (the thread is looked up only for a post that has such lines)."""
-    lines = registry.command_lines(forum.clean_body(body))
+    lines = command_lines(registry.LANGUAGE, forum.clean_body(body))
     if not lines or registry_thread_id(session) != thread_id:
         return []
     return lines
-
-
-class Refusal(Exception):
-    """A well-formed registry line that may not be given now (the name is taken, …)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 @dataclass
@@ -565,56 +557,26 @@ def _save(work: _Working, post: Post, user: User, now: datetime) -> None:
     work.session.flush()
 
 
-def _display_width(text: str) -> str:
-    """Spaces as wide as ``text``: ideographic spaces under wide characters."""
-    return "".join("　" if unicodedata.east_asian_width(ch) in "WF" else " " for ch in text)
-
-
-def _failure_text(anchor: str, error: LineError) -> str:
-    lines = [
-        anchor,
-        f"{error.line}行目の命令は受け付けられませんでした（カード登録所は変わっていません）。",
-        f"　{error.source}",
-    ]
-    if error.column is not None:
-        lines.append("　" + _display_width(error.source[: error.column - 1]) + "^")
-    lines.append(error.message)
-    return "\n".join(lines)
+def _failure_text(anchor: str, refused: Refused) -> str:
+    return failure_text(anchor, refused.error, refused.legal, unchanged="カード登録所")
 
 
 def _run(
     session: Session, post: Post, user: User, lines: list[tuple[int, str]], now: datetime
 ) -> tuple[str, LineError | None]:
-    """The bot's answer to a registry post and, when every line went through, its changes."""
+    """The bot's answer to a registry post and, when every line went through, its changes
+    (the loop of a game's submissions, app/gm/submission.py)."""
     anchor = f">>{post.number}"
-    if len(lines) > MAX_COMMAND_LINES:
-        number, line = lines[MAX_COMMAND_LINES]
-        message = f"1つの書き込みの命令は{MAX_COMMAND_LINES}行までです。"
-        error = LineError(number, None, message, normalise(line))
-        return _failure_text(anchor, error), error
-    parsed: list[tuple[int, str, RegistryCommand]] = []
-    for number, line in lines:
-        guess = registry.misspelt_verb(line)
-        if guess is not None:
-            word = normalise(line).split(" ", 1)[0]
-            message = f"「{word}」という命令はありません。もしかして {guess} ですか？"
-            error = LineError(number, 1, message, normalise(line))
-            return _failure_text(anchor, error), error
-        try:
-            parsed.append((number, line, registry.parse(line)))
-        except CommandSyntaxError as exc:
-            error = LineError(number, exc.column, exc.message, exc.line)
-            return _failure_text(anchor, error), error
+    commands = read(registry.LANGUAGE, lines)
+    if isinstance(commands, Refused):
+        return _failure_text(anchor, commands), commands.error
     work = _Working(session)
     said: list[str] = []
-    for number, line, command in parsed:
-        try:
-            said.append(_apply(work, command, user))
-        except Refusal as exc:
-            error = LineError(number, None, exc.message, normalise(line))
-            return _failure_text(anchor, error), error
+    refused = apply_all(commands, lambda _index, command: said.append(_apply(work, command, user)))
+    if refused is not None:
+        return _failure_text(anchor, refused), refused.error
     _save(work, post, user, now)
-    if any(isinstance(command, NewCard | PromoteCard) for _, _, command in parsed):
+    if any(isinstance(c.command, NewCard | PromoteCard) for c in commands):
         pending = [
             v.name
             for versions in work.cards.values()

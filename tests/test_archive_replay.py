@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from app.archive import frames
 from app.errors import Forbidden, Invalid
-from app.gm import pipeline, replay
+from app.gm import platform, replay
 from app.gm import service as gm
 from app.models import Move, Post, SealedCommand
 from tests.test_archive_helpers import Played, new_table, play, post
@@ -103,7 +103,7 @@ def test_undone_moves_are_not_frames(session: Session) -> None:
     kept = before.total - 1
     # After an UNDO that gave a deck back a card the thread saw drawn, the bot shuffles it: its
     # own recorded move (docs/gm.md, UNDO), a frame like any other.
-    shuffles = [m for m in replay.applied_moves(session, game) if pipeline.made_after_undo(m)]
+    shuffles = [m for m in replay.applied_moves(session, game) if platform.made_after_undo(m)]
     assert after.total == kept + len(shuffles)
     assert after.view == frames.frame(session, game, None, after.total, None).view
     assert after.view == impl.view(game.state, None)

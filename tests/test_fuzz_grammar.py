@@ -37,7 +37,7 @@ from app.games import all_games
 from app.games.base import Actor, CommandSyntaxError, Game, State, normalise
 from app.gm import replay
 from app.gm import service as gm
-from app.gm.pipeline import classify_line
+from app.gm.lines import classify_line
 from app.models import Adjustment, GamePlayer, Move, User
 from app.models import Game as GameRow
 from tests.conftest import TEST_SECRET, ApiUser, LiveServer, unique_name

@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import itertools
-from datetime import UTC, datetime, timedelta, timezone
+import re
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import event, func, select, text, update
 from sqlalchemy.orm import Session
 
 from app import accounts
 from app.checks import run_checks
-from app.db import Prepared
 from app.forum import service as forum
 from app.games.base import Rng
-from app.gm import pipeline, replay
+from app.gm import replay, store, working
+from app.gm import reply as answers
 from app.gm import service as gm
-from app.models import Game, Move, Post, User
+from app.gm.legal import legal_for
+from app.gm.lines import classify_line, misspelt_verb
+from app.models import Game, GamePlayer, Move, Post, User
 from tests.conftest import unique_name
 
 SECRET = "s"
@@ -162,7 +164,7 @@ def test_syntax_error_reply_quotes_line_with_caret(
 
 
 def listed(legal: list[str]) -> str:
-    """The line of a refusal that offers ``legal`` (pipeline.failure_text)."""
+    """The line of a refusal that offers ``legal`` (answers.failure_text)."""
     return "今できる命令: " + " / ".join(legal[:20]) + (" …" if len(legal) > 20 else "")
 
 
@@ -176,7 +178,7 @@ def test_syntax_error_reply_lists_the_lines_legal_now(
     _, reply = post(session, game, player, "SCOUT 役者\nSET 主演 役者7")
     assert reply is not None and not reply.reply_ok
     assert reply.reply_error is not None and reply.reply_error["line"] == 2
-    legal = pipeline.legal_for(game, gm.game_impl("eitsuku"), player, public=True)
+    legal = legal_for(game, gm.game_impl("eitsuku"), player, public=True)
     assert legal and "SCOUT 役者" in legal
     assert listed(legal) in reply.body
     assert reply.body.index("1〜6") < reply.body.index("今できる命令:")
@@ -220,7 +222,7 @@ def test_syntax_error_in_eleusis_names_no_card_of_the_hand(session: Session) -> 
     assert not set(hand) & set(offered.split()), offered
     _, reply = post(session, game, master, "ENDROUND 今すぐ")
     assert reply is not None and not reply.reply_ok
-    legal = pipeline.legal_for(game, impl, master, public=True)
+    legal = legal_for(game, impl, master, public=True)
     assert "ENDROUND" in legal and listed(legal) in reply.body
 
 
@@ -420,7 +422,7 @@ def test_pending_choose_must_come_first(session: Session, table: dict[str, Any])
 )
 def test_which_lines_are_commands(line: str, kind: str) -> None:
     """A known verb first makes a command; lower-case English only if the whole line parses."""
-    assert pipeline.classify_line(gm.game_impl("eitsuku"), line) == kind
+    assert classify_line(gm.game_impl("eitsuku"), line) == kind
 
 
 def test_seed_hash_at_start_and_seed_revealed_at_the_end(
@@ -445,26 +447,26 @@ _CLOSING = ["", "【最終結果】", "1位 太郎 12点", "", "乱数の種: ab
 
 def test_a_reply_that_fits_is_kept_whole() -> None:
     board = ["", "盤面"]
-    epilogue = [pipeline.EPILOGUE, "封印 花子: RULE x"]
-    text = pipeline.fit_reply(_HEAD, board, [*_CLOSING, "", *epilogue])
+    epilogue = [answers.EPILOGUE, "封印 花子: RULE x"]
+    text = answers.fit_reply(_HEAD, board, [*_CLOSING, "", *epilogue])
     assert text == "\n".join([*_HEAD, *board, *_CLOSING, "", *epilogue])
 
 
 def test_a_long_reply_gives_up_the_board_before_anything_else() -> None:
-    board = ["", "盤" * pipeline.MAX_BODY_CHARS]
-    epilogue = [pipeline.EPILOGUE, "封印 花子: RULE x"]
-    text = pipeline.fit_reply(_HEAD, board, [*_CLOSING, "", *epilogue])
-    assert len(text) <= pipeline.MAX_BODY_CHARS and "盤盤" not in text
+    board = ["", "盤" * forum.MAX_BODY_CHARS]
+    epilogue = [answers.EPILOGUE, "封印 花子: RULE x"]
+    text = answers.fit_reply(_HEAD, board, [*_CLOSING, "", *epilogue])
+    assert len(text) <= forum.MAX_BODY_CHARS and "盤盤" not in text
     assert "盤面は長すぎるため省略" in text
     assert all(line in text for line in [*_HEAD, *_CLOSING, *epilogue])
 
 
 def test_then_the_epilogue_but_never_the_outcomes_the_result_or_the_seed() -> None:
     sealed = [f"封印 花子 {i}: " + "あ" * 300 for i in range(60)]
-    text = pipeline.fit_reply(_HEAD, ["", "盤面"], [*_CLOSING, "", pipeline.EPILOGUE, *sealed])
-    assert len(text) <= pipeline.MAX_BODY_CHARS
+    text = answers.fit_reply(_HEAD, ["", "盤面"], [*_CLOSING, "", answers.EPILOGUE, *sealed])
+    assert len(text) <= forum.MAX_BODY_CHARS
     assert all(line in text for line in [*_HEAD, *_CLOSING])
-    assert pipeline.EPILOGUE not in text and sealed[0] not in text
+    assert answers.EPILOGUE not in text and sealed[0] not in text
     assert "封印と秘密はゲームのページにあります" in text
 
 
@@ -587,8 +589,8 @@ def test_a_first_word_close_to_a_verb_is_a_misspelt_verb(
     kind: str, line: str, verb: str | None
 ) -> None:
     impl = gm.game_impl(kind)
-    assert pipeline.misspelt_verb(impl, line) == verb
-    assert pipeline.classify_line(impl, line) == ("talk" if verb is None else "misspelt")
+    assert misspelt_verb(impl, line) == verb
+    assert classify_line(impl, line) == ("talk" if verb is None else "misspelt")
 
 
 # Ordinary chat that begins with a word like a verb (スカッと, 終わり, Sets, Hunt …): talk.
@@ -629,9 +631,9 @@ CHAT = [
 @pytest.mark.parametrize("kind", ["eitsuku", "eleusis", "populous", "idolwp", "cardbattle"])
 def test_ordinary_chat_is_not_answered_as_a_misspelling(kind: str) -> None:
     impl = gm.game_impl(kind)
-    answered = {line: pipeline.misspelt_verb(impl, line) for line in CHAT}
+    answered = {line: misspelt_verb(impl, line) for line in CHAT}
     assert {line: verb for line, verb in answered.items() if verb is not None} == {}
-    assert [line for line in CHAT if pipeline.classify_line(impl, line) != "talk"] == []
+    assert [line for line in CHAT if classify_line(impl, line) != "talk"] == []
 
 
 @pytest.mark.parametrize(
@@ -649,25 +651,59 @@ def test_a_misspelt_verb_is_answered_with_the_line_the_verb_and_the_legal_lines(
     assert reply.reply_error["line"] == 2 and reply.reply_error["column"] == 1
     assert f"「{word}」という命令はありません。もしかして {verb} ですか？" in reply.body
     assert f"　{line}" in reply.body.split("\n")
-    legal = pipeline.legal_for(game, gm.game_impl("eitsuku"), player, public=True)
+    legal = legal_for(game, gm.game_impl("eitsuku"), player, public=True)
     assert listed(legal) in reply.body
     assert state_snapshot(session, game) == before
 
 
+@pytest.mark.parametrize("read", ["lock_game", "read_seats"])
+def test_the_game_and_its_seats_are_read_as_the_database_holds_them(
+    session: Session, table: dict[str, Any], read: str
+) -> None:
+    """The locking read (and the thread page's read of the seats) sees the rows as they are,
+    not as this session read them before: another transaction may have changed them."""
+    game = table["game"]
+    seat = game.players[0]
+    session.execute(
+        update(GamePlayer.__table__)  # as another transaction would: past this session's objects
+        .where(GamePlayer.__table__.c.id == seat.id)
+        .values(name="改名")
+    )
+    session.execute(update(Game.__table__).where(Game.__table__.c.id == game.id).values(version=41))
+    assert seat.name != "改名"
+    if read == "lock_game":
+        locked = store.lock_game(session, thread_id=game.thread_id)
+        assert locked is game and game.version == 41
+    else:
+        store.read_seats(session, game)
+    assert game.players[0] is seat and seat.name == "改名"
+
+
 def test_the_game_row_update_writes_indexed_columns_only_when_they_change(
-    session: Session, table: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    session: Session, table: dict[str, Any]
 ) -> None:
     """``save`` leaves the status and the deadline (the game row's indexed columns, whose
     index pages SQLite rewrites whenever they are in the SET clause) out of its UPDATE
     unless they change; what is stored is the same."""
     written: list[set[str]] = []
-    write = pipeline._write_game_row
 
-    def recorded(session: Session, game_id: int, row: dict[str, Any], *args: Any) -> Post | None:
-        written.append(set(row))
-        return write(session, game_id, row, *args)
+    def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        found = re.match(r"UPDATE games SET (.*?) WHERE", statement, re.DOTALL)
+        if found:
+            written.append({part.split("=")[0].strip() for part in found.group(1).split(",")})
 
-    monkeypatch.setattr(pipeline, "_write_game_row", recorded)
+    engine = session.get_bind().engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        _play_the_row_updates(session, table, written)
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    session.expire_all()
+    stored = session.get(Game, table["game"].id)
+    assert stored is not None and stored.status == "aborted" and stored.deadline_at is None
+
+
+def _play_the_row_updates(session: Session, table: dict[str, Any], written: list[set[str]]) -> None:
     game, players = table["game"], table["players"]
     game.seed = seed_without_choice([p.name for p in players])
     post(session, game, table["gm"], "START")
@@ -680,14 +716,11 @@ def test_the_game_row_update_writes_indexed_columns_only_when_they_change(
         _, reply = post(session, game, players[seat], impl.legal(game.state, seat)[0])
         assert reply is not None and reply.reply_ok
     assert written and all(not {"status", "deadline_at"} & names for names in written)
-    assert all({"state", "version", "turn_key"} <= names for names in written)
+    assert all({"state", "version"} <= names for names in written)
     _, reply = post(session, game, table["gm"], "DEADLINE 24")
     assert reply is not None and reply.reply_ok and "deadline_at" in written[-1]
     _, reply = post(session, game, table["gm"], "ABORT")
     assert reply is not None and reply.reply_ok and "status" in written[-1]
-    session.expire_all()
-    stored = session.get(Game, game.id)
-    assert stored is not None and stored.status == "aborted" and stored.deadline_at is None
 
 
 MOVE_COLUMNS = (
@@ -698,9 +731,8 @@ MOVE_COLUMNS = (
 def test_a_posts_moves_are_stored_as_the_session_would_store_them(
     session: Session, started: dict[str, Any]
 ) -> None:
-    """A command post's moves, its own and the bot's for the kicked seats after it — on
-    PostgreSQL one JSON parameter of the game row's UPDATE (one statement, not one a move) —
-    are stored in order with the post's id and number, its time (aware, in UTC), the parsed
+    """A command post's moves, its own and the bot's for the kicked seats after it, are
+    stored in order with the post's id and number, its time (aware, in UTC), the parsed
     command a JSON object, and no sealed command."""
     game, players, master = started["game"], started["players"], started["gm"]
     impl = gm.game_impl("eitsuku")
@@ -737,62 +769,12 @@ def test_a_posts_moves_are_stored_as_the_session_would_store_them(
     session.expire_all()
     moves = [m for m in gm.moves_of(session, game) if m.post_id == mine.id]
     assert [m.created_at for m in moves] == [mine.created_at] * len(stored)
-    assert [m.parsed for m in moves] == [
-        pipeline._parsed_json(impl.parse(row[5])) for row in stored
-    ]
+    assert [m.parsed for m in moves] == [working.parsed_json(impl.parse(row[5])) for row in stored]
     if session.get_bind().dialect.name == "postgresql":
         kinds = session.scalars(
             text("SELECT json_typeof(parsed) FROM moves WHERE post_id = :p"), {"p": mine.id}
         ).all()
         assert set(kinds) == {"object"}
-
-
-def test_any_number_of_moves_goes_with_the_game_row_in_one_form_on_postgresql(
-    session: Session, started: dict[str, Any]
-) -> None:
-    """Twelve moves (more than a VALUES list took) written with the game row: each stored as
-    given, in order; a naive time is refused, as the column's type refuses it; three moves
-    after them take the same statement form, compiled nothing afresh."""
-    if session.get_bind().dialect.name != "postgresql":
-        pytest.skip("SQLite writes the moves by their own INSERT")
-    game = started["game"]
-    session.flush()
-    now = datetime(2026, 11, 27, 18, 30, 15, 123456, tzinfo=timezone(timedelta(hours=9)))
-    moves = [
-        {
-            "game_id": game.id,
-            "seq": game.last_seq + 1 + i,
-            "post_id": None,
-            "post_number": 40 + i,
-            "sealed_id": None,
-            "actor_seat": i % 3,
-            "actor_name": f"名前{i}",
-            "command": f"SET 主演 役者{i}",
-            "parsed": {"verb": "SET", "args": [i, "役者"], "nested": {"k": None}},
-            "undone": i == 5,
-            "by_bot": i % 2 == 1,
-            "sealed": i == 7,
-            "created_at": now,
-        }
-        for i in range(12)
-    ]
-    version = game.version
-    with pytest.raises(ValueError, match="naive"):
-        naive = [{**m, "created_at": now.replace(tzinfo=None)} for m in moves]
-        pipeline._write_game_row(session, game.id, {"version": version + 1}, naive)
-    pipeline._write_game_row(session, game.id, {"version": version + 1}, moves)
-    stored = session.scalars(
-        select(Move).where(Move.game_id == game.id, Move.seq > game.last_seq).order_by(Move.id)
-    ).all()
-    columns = list(moves[0])
-    assert [{c: getattr(m, c) for c in columns} for m in stored] == moves
-    assert session.scalar(select(Game.version).where(Game.id == game.id)) == version + 1
-    compiled = Prepared.compilations
-    more = [{**m, "seq": m["seq"] + 12} for m in moves[:3]]
-    pipeline._write_game_row(session, game.id, {"version": version + 2}, more)
-    assert Prepared.compilations == compiled
-    written = select(func.count()).where(Move.game_id == game.id, Move.seq > game.last_seq)
-    assert session.scalar(written) == 15
 
 
 def test_the_picture_beside_an_undo_reply_shows_the_board_after_the_undo(
@@ -821,84 +803,36 @@ def test_the_picture_beside_an_undo_reply_shows_the_board_after_the_undo(
     assert replay.replay(session, game, undo.board_at) == after_undo != game.state
 
 
-def test_the_bots_answer_is_written_with_the_game_row_and_counts_the_moves_written_with_it(
-    session: Session, started: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+def test_the_bots_answer_counts_the_moves_written_before_it_and_no_undone_one(
+    session: Session, started: dict[str, Any]
 ) -> None:
-    """The answer to an accepted command post is written by ``save`` with the game row (on
-    PostgreSQL by the same statement): stored as given, attached to the session, its
-    board_at (the picture's ?at=N) the game's applied moves once the post's own are written —
-    an undone move not counted. The game's moves and row are written as without an answer."""
+    """The answer to an accepted command post that shows the board is stored as the bot's
+    post, its board_at (the picture's ?at=N) the game's applied moves once the post's own
+    are written — an undone move not counted."""
     game, players = started["game"], started["players"]
     impl = gm.game_impl("eitsuku")
-    for _ in range(2):
+
+    def play_one() -> Post:
         seat = next(s for s in range(3) if impl.legal(game.state, s))
         _, reply = post(session, game, players[seat], impl.legal(game.state, seat)[0])
         assert reply is not None and reply.reply_ok
+        return reply
+
+    for _ in range(2):
+        play_one()
     session.flush()
-    applied = replay.applied_moves(session, game)
-    undone = session.get(Move, applied[-1].id)
+    undone = session.get(Move, replay.applied_moves(session, game)[-1].id)
     assert undone is not None
     undone.undone = True
     session.flush()
-    now = datetime(2026, 11, 27, 21, 45, tzinfo=UTC)
-    moves = [
-        {
-            "game_id": game.id,
-            "seq": game.last_seq + 1 + i,
-            "post_id": None,
-            "post_number": 90,
-            "sealed_id": None,
-            "actor_seat": 0,
-            "actor_name": players[0].name,
-            "command": "SCOUT 役者",
-            "parsed": {"verb": "SCOUT"},
-            "undone": False,
-            "by_bot": i == 1,
-            "sealed": False,
-            "created_at": now,
-        }
-        for i in range(2)
-    ]
-    answer = forum.post_row(
-        game.thread_id,
-        author=None,
-        author_name="GM",
-        body=">>90\n答え",
-        kind="gm",
-        secret=SECRET,
-        now=now,
-        number=91,
-        reply_to=90,
-        reply_ok=True,
-    )
-    runs: list[object] = []
-    for name in ("run", "fetch"):
-        monkeypatch.setattr(Prepared, name, _counted(getattr(Prepared, name), runs))
-    postgres = session.get_bind().dialect.name == "postgresql"
-    if not postgres:  # as save does: SQLite writes the moves first, by their own INSERT
-        pipeline._INSERT_MOVE.run_many(session, moves)
-    runs.clear()
-    row = {"version": game.version + 1, "last_seq": game.last_seq + 2}
-    together = moves if postgres else []
-    written = pipeline._write_game_row(session, game.id, row, together, answer, True)
-    assert written is not None and written in session and written.id is not None
-    if postgres:
-        assert len(runs) == 1  # moves, game row and answer: one statement
-    monkeypatch.undo()
+    for _ in range(60):  # until a post moves the turn on and its answer shows the board
+        reply = play_one()
+        if reply.board_at is not None:
+            break
+    assert reply.board_at is not None, "no answer showed the board"
+    applied = replay.applied_moves(session, game)
+    assert reply.board_at == len(applied) and undone.id not in {m.id for m in applied}
+    assert reply in session and reply.author_name == answers.BOT_NAME and reply.kind == "gm"
     session.expire_all()
-    stored = session.get(Post, written.id)
-    assert stored is not None
-    assert {c: getattr(stored, c) for c in answer if c != "board_at"} == {
-        c: v for c, v in answer.items() if c != "board_at"
-    }
-    assert stored.board_at == written.board_at == len(applied) - 1 + 2
-    assert len(replay.applied_moves(session, game)) == len(applied) - 1 + 2
-    assert session.scalar(select(Game.version).where(Game.id == game.id)) == row["version"]
-
-
-def _counted(method: Any, runs: list[object]) -> Any:
-    def counted(self: Prepared, session: Session, params: dict[str, Any]) -> Any:
-        runs.append(self)
-        return method(self, session, params)
-
-    return counted
+    stored = session.get(Post, reply.id)
+    assert stored is not None and stored.board_at == len(applied) and stored.reply_ok

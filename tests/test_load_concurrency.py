@@ -16,7 +16,7 @@ from sqlalchemy import select
 from app.checks import check_post_numbers
 from app.config import Settings
 from app.db import Database
-from app.gm.pipeline import made_after_undo
+from app.gm.platform import made_after_undo
 from app.gm.replay import replay
 from app.models import Game, GamePlayer, Move
 from tests.conftest import ApiUser, LiveServer

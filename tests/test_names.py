@@ -30,7 +30,7 @@ from app.db import Database
 from app.errors import Invalid
 from app.forum import names
 from app.forum import service as forum
-from app.gm.pipeline import BOT_NAME
+from app.gm.reply import BOT_NAME
 from app.models import Base, Post, Thread, User
 from app.moderation import set_admin
 from tests.conftest import ApiUser, LiveServer, api_user, unique_name

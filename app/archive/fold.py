@@ -2,7 +2,7 @@
 
 The game master's state is ``fold(apply, setup(seed), moves)``; this module does that fold
 without the database, so an export file can be replayed (``bbsgm verify``) as well as a stored
-game. Sealed moves are applied with ``sealed=True``, as the pipeline applied them.
+game. Sealed moves are applied with ``sealed=True``, as the game master applied them.
 """
 
 from __future__ import annotations

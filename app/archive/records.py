@@ -23,7 +23,7 @@ from app.games import find_game
 from app.games.base import CommandSyntaxError, RuleError
 from app.games.base import Game as GameImpl
 from app.gm import service as gm
-from app.gm.pipeline import seed_hash
+from app.gm.reply import seed_hash
 from app.models import Adjustment, Game, Move, Post, SealedCommand, utcnow
 from app.moderation import HIDDEN_BODY
 

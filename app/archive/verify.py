@@ -27,7 +27,7 @@ from app.archive.records import (
 )
 from app.games import find_game
 from app.games.base import CommandSyntaxError, RuleError, State
-from app.gm.pipeline import CUT_NOTE, seed_hash
+from app.gm.reply import CUT_NOTE, seed_hash
 from app.gm.results import adjusted_result
 from app.models import Game
 

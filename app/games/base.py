@@ -552,7 +552,7 @@ class CommandParser:
     def reads_as_arguments(self, verb: str, rest: str) -> bool:
         """Does ``verb rest`` parse, with one of the grammar's own terms (a deck, a slot, a
         mark; not a name or free words) right after the verb? Tells a misspelt verb
-        (``スカウド 役者``) from talk that only begins like one (pipeline.misspelt_verb)."""
+        (``スカウド 役者``) from talk that only begins like one (app.gm.lines.misspelt_verb)."""
         return self._takes_word_after(verb, rest) and self._parses(f"{verb} {rest}", stop=True)
 
     def _takes_word_after(self, verb: str, rest: str) -> bool:
@@ -600,7 +600,7 @@ class CommandParser:
 
     def may_begin_arguments(self, rest: str) -> bool:
         """Could ``rest`` begin with a term some verb takes right after it (a deck, a slot, a
-        mark)? The cheap first test of pipeline.misspelt_verb, run on lines of talk."""
+        mark)? The cheap first test of app.gm.lines.misspelt_verb, run on lines of talk."""
         return self._terms_after_any_verb.match(rest) is not None
 
     def _takes_any_word(self, terminal: str) -> bool:

@@ -16,8 +16,10 @@ from app.db import Database, is_postgres
 from app.forum import service as forum
 from app.games import find_game
 from app.games.base import RuleError
-from app.gm import pipeline
-from app.gm.pipeline import BOT_NAME, Refusal, Submission, Submitter
+from app.gm import reply, store
+from app.gm.reply import BOT_NAME
+from app.gm.submission import Refusal
+from app.gm.working import Submission, Submitter, autoplay_kicked, play_defaults, working_copy
 from app.models import Game, utcnow
 
 log = logging.getLogger("bbsgm.deadlines")
@@ -47,7 +49,7 @@ def expire(session: Session, game: Game, secret: str, now: datetime) -> str:
     assert impl is not None and game.state is not None
     session.refresh(game, ["players"])
     sub = Submission(game, impl, Submitter(None, BOT_NAME), [], now)
-    work = pipeline.working_copy(game)
+    work = working_copy(game)
     assert work.state is not None
     late = list(impl.waiting_for(work.state))
     names = [work.seats[seat].name for seat in late]
@@ -55,8 +57,8 @@ def expire(session: Session, game: Game, secret: str, now: datetime) -> str:
         for seat in late:
             if work.status != "active":
                 break
-            pipeline.play_defaults(sub, work, seat, reason="期限切れ")
-        pipeline.autoplay_kicked(sub, work)
+            play_defaults(sub, work, seat, reason="期限切れ")
+        autoplay_kicked(sub, work)
     except (RuleError, Refusal) as exc:
         log.warning("game %s: default moves refused: %s", game.id, exc)
         game.deadline_at = now + timedelta(hours=game.deadline_hours or 24)
@@ -92,9 +94,9 @@ def expire(session: Session, game: Game, secret: str, now: datetime) -> str:
         secret=secret,
         now=now,
     )
-    pipeline.save(session, sub, work, post=notice, sealed_id=None)
-    notice.body = f"{header}\n{pipeline.success_text(session, sub, work)}".rstrip()
-    notice.board_at = pipeline.board_at(session, sub, work)
+    store.save(session, sub, work, post=notice, sealed_id=None)
+    notice.body = f"{header}\n{reply.success_text(session, sub, work)}".rstrip()
+    notice.board_at = reply.board_at(session, sub, work)
     session.flush()
     return notice.body
 

@@ -26,7 +26,7 @@ from pydantic.fields import FieldInfo
 from app.errors import Invalid
 from app.games.base import N_
 from app.games.base import Game as GameImpl
-from app.gm import pipeline
+from app.gm.platform import DEADLINE_HOURS
 
 Widget = Literal["int", "bool", "text", "choice", "lines"]
 # The form value of a field left empty: the option is not given (its default applies).
@@ -34,7 +34,7 @@ MISSING: Any = object()
 CARD_POOL = "pool"  # put in by the app for the kinds that play with the card registry
 EDITION = "edition"  # the rules' edition (Game.edition), put in by the app for every new game
 
-DEADLINE_LOW, DEADLINE_HIGH = pipeline.DEADLINE_HOURS
+DEADLINE_LOW, DEADLINE_HIGH = DEADLINE_HOURS
 
 
 class PlatformOptions(BaseModel):

@@ -8,18 +8,22 @@ import unicodedata
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, func, insert, inspect, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app import cards
-from app.db import Prepared
 from app.errors import Forbidden, Invalid, NotFound
 from app.forum import service as forum
 from app.games import all_games, find_game
 from app.games.base import Game as GameImpl
+from app.gm import legal, play, store
 from app.gm import options as game_options
-from app.gm import pipeline
-from app.gm.pipeline import BOT_NAME, LineError, Submission, Submitter, is_gm
+from app.gm import reply as answers
+from app.gm.legal import is_gm
+from app.gm.lines import command_lines
+from app.gm.reply import BOT_NAME, CUT_NOTE
+from app.gm.submission import LineError
+from app.gm.working import Submission, Submitter
 
 __all__ = ["BOT_NAME", "is_gm"]
 from app.models import Game, GamePlayer, Move, Post, SealedCommand, User, utcnow
@@ -102,10 +106,10 @@ def create_game(
 
 def get_game(session: Session, game_id: int, *, locked: bool = False) -> Game:
     """``locked``: the row locked until commit and read afresh, seats included
-    (``pipeline.lock_game``)."""
+    (``store.lock_game``)."""
     game = None
     if 0 < game_id < 2**31:
-        game = pipeline.lock_game(session, game_id) if locked else session.get(Game, game_id)
+        game = store.lock_game(session, game_id) if locked else session.get(Game, game_id)
     if game is None:
         raise NotFound(f"ゲーム {game_id} はありません。")
     return game
@@ -117,7 +121,7 @@ def game_for_thread(session: Session, thread_id: int) -> Game | None:
 
 def seat_of(game: Game, user: User | None) -> int | None:
     """The seat this user plays, or None. A seat the GM KICKed is nobody's until REPLACE
-    gives it to someone, its own player included (as ``pipeline._actor_of``): its old player
+    gives it to someone, its own player included (as ``legal._actor_of``): its old player
     reads the game as an outsider — its view, its own picture, its sealed commands are no
     longer theirs."""
     if user is None:
@@ -165,28 +169,9 @@ def _bot_post(
 
 def _cut(game: Game, text: str) -> str:
     if len(text) > forum.MAX_BODY_CHARS:
-        note = f"\n{pipeline.CUT_NOTE}続きはゲームのページ /games/{game.id} に）"
+        note = f"\n{CUT_NOTE}続きはゲームのページ /games/{game.id} に）"
         text = text[: forum.MAX_BODY_CHARS - len(note)] + note
     return text
-
-
-def _bot_row(
-    game: Game, text: str, secret: str, now: datetime, reply_to: int, number: int
-) -> dict[str, Any]:
-    """The row of the bot's answer to an accepted command post (``_bot_post``'s), its number
-    taken with the post's; ``pipeline.save`` writes it and sets its ``board_at``."""
-    return forum.post_row(
-        game.thread_id,
-        author=None,
-        author_name=BOT_NAME,
-        body=forum.clean_body(_cut(game, text)),
-        kind="gm",
-        secret=secret,
-        now=now,
-        number=number,
-        reply_to=reply_to,
-        reply_ok=True,
-    )
 
 
 def submit_post(
@@ -211,11 +196,11 @@ def submit_post(
     if not 0 < thread_id < 2**31:
         raise NotFound(f"スレッド {thread_id} はありません。")
     shown = forum.shown_author(session, user, name)
-    game = pipeline.lock_game(session, thread_id=thread_id)
+    game = store.lock_game(session, thread_id=thread_id)
     impl = find_game(game.kind) if game is not None else None
     lines: list[tuple[int, str]] = []
     if game is not None and impl is not None:
-        lines = pipeline.command_lines(impl, forum.clean_body(body))
+        lines = command_lines(impl, forum.clean_body(body))
         if game.mute_spectators and game.status == "active" and not _is_participant(game, user):
             raise Forbidden("このゲームの進行中、観戦者はスレッドに書き込めません（GM の設定）。")
     elif game is None:
@@ -243,7 +228,7 @@ def submit_post(
     if game is None or impl is None or not lines:
         return post, []
     sub = Submission(game, impl, Submitter(user, user.name), lines, now, anchor=f">>{post.number}")
-    outcome, work = pipeline.run(session, sub)
+    outcome, work = play.run(session, sub)
     if work is None:
         reply = _bot_post(
             session, game, outcome.public_text, secret, now, post.number, outcome.error, first + 1
@@ -252,15 +237,13 @@ def submit_post(
         text = preview_text(lines)
         reply = _bot_post(session, game, text, secret, now, post.number, number=first + 1)
     else:
-        # The answer is written with the game's row (``save``), once the game holds its
-        # new state, which the answer tells.
-        def answer() -> dict[str, Any]:
-            text = pipeline.success_text(session, sub, work)
-            return _bot_row(game, text, secret, now, post.number, number=first + 1)
-
-        written = pipeline.save(session, sub, work, post=post, sealed_id=None, reply=answer)
-        assert written is not None
-        reply = written
+        # The answer once the game holds its new state, which it tells.
+        store.save(session, sub, work, post=post, sealed_id=None)
+        text = answers.success_text(session, sub, work)
+        at = answers.board_at(session, sub, work)
+        reply = _bot_post(
+            session, game, text, secret, now, post.number, number=first + 1, board_at=at
+        )
     session.flush()  # what went through the session (seats, adjustments, the log)
     return post, [reply]
 
@@ -288,17 +271,14 @@ def submit_sealed(
         raise Forbidden("封印コマンドを送れるのは、このゲームのプレイヤーと GM だけです。")
     impl = game_impl(game.kind)
     cleaned = forum.clean_body(body)
-    lines = pipeline.command_lines(impl, cleaned)
+    lines = command_lines(impl, cleaned)
     if not lines:
         raise Invalid(
             "命令の行がありません（封印コマンドには1行以上の命令が必要です）。", field="body"
         )
     sub = Submission(game, impl, Submitter(user, user.name), lines, now, sealed=True)
-    outcome, work = pipeline.run(session, sub)
-    # Stored once its outcome is known, by one INSERT (it was an INSERT, then an UPDATE with
-    # the outcome, each a flush of the session; docs/benchmarks.md, round 11) run as a
-    # Prepared statement: the session's flush of the one new row cost a third of a sealed
-    # command (round 12).
+    outcome, work = play.run(session, sub)
+    # Stored once its outcome is known: one INSERT, not an INSERT and then an UPDATE.
     values: dict[str, Any] = {
         "game_id": game.id,
         "user_id": user.id,
@@ -313,10 +293,10 @@ def submit_sealed(
     accepted = "封印コマンドを受け付けました。"
     reply = "\n".join([accepted, *work.private]) if work.private else accepted
     row = _store_sealed(session, values, ok=True, reply=reply, error=None)
-    pipeline.save(session, sub, work, post=None, sealed_id=row.id)
+    store.save(session, sub, work, post=None, sealed_id=row.id)
     header = f"{user.name} さんから封印コマンドが届きました。"
-    public = pipeline.success_text(session, sub, work)
-    at = pipeline.board_at(session, sub, work)
+    public = answers.success_text(session, sub, work)
+    at = answers.board_at(session, sub, work)
     post = _bot_post(session, game, f"{header}\n{public}".rstrip(), secret, now, board_at=at)
     return row, post
 
@@ -324,18 +304,11 @@ def submit_sealed(
 def _store_sealed(
     session: Session, values: dict[str, Any], *, ok: bool, reply: str, error: Any
 ) -> SealedCommand:
-    """The row written, and returned as an object holding what was written (not attached to
-    the session: nothing reads it back, and a rollback leaves nothing behind in it)."""
-    values = {**values, "ok": ok, "reply": reply, "error": error}
-    ((row_id,),) = _INSERT_SEALED.run(session, values)
-    row = _new_sealed()
-    row.__dict__.update(values, id=row_id)
+    """The row, written at once (its id is the moves' ``sealed_id``)."""
+    row = SealedCommand(**values, ok=ok, reply=reply, error=error)
+    session.add(row)
+    session.flush()
     return row
-
-
-_SEALED: Table = SealedCommand.__table__  # type: ignore[assignment]
-_INSERT_SEALED = Prepared(insert(_SEALED).returning(_SEALED.c.id))
-_new_sealed = inspect(SealedCommand).class_manager.new_instance
 
 
 def preview(
@@ -397,18 +370,18 @@ def private_view(game: Game, user: User | None) -> dict[str, Any]:
 
 def legal_lines(game: Game, user: User | None) -> list[str]:
     """Command lines this user may post in the thread now."""
-    return pipeline.legal_for(game, game_impl(game.kind), user)
+    return legal.legal_for(game, game_impl(game.kind), user)
 
 
 def legal_split(game: Game, user: User | None) -> tuple[list[str], list[str]]:
     """The lines this user may post in the thread now, and those to send sealed (one
     listing of the game's legal commands for both)."""
-    return pipeline.legal_split_for(game, game_impl(game.kind), user)
+    return legal.legal_split_for(game, game_impl(game.kind), user)
 
 
 def example_lines(game: Game, user: User | None) -> list[tuple[str, bool]]:
     """Free-text lines the user may write now, as patterns (with whether they go sealed)."""
-    return pipeline.examples_for(game, game_impl(game.kind), user)
+    return legal.examples_for(game, game_impl(game.kind), user)
 
 
 def game_ids_for_threads(session: Session, thread_ids: list[int]) -> dict[int, int]:

@@ -108,9 +108,7 @@ def _version_columns(thread_id: Any, game_id: Any) -> tuple[Any, Any, Any]:
 def thread_version(session: Session, thread: Thread, game: Game | None) -> ThreadVersion:
     """The version of ``thread``'s posts; ``thread`` was loaded in this transaction."""
     game_id = game.id if game is not None else 0  # no game has id 0: no undone moves
-    count, greatest, undone = session.execute(
-        select(*_version_columns(thread.id, game_id))
-    ).one()
+    count, greatest, undone = session.execute(select(*_version_columns(thread.id, game_id))).one()
     return ThreadVersion(thread.post_count, (int(count), int(greatest)), int(undone))
 
 

@@ -11,6 +11,7 @@ from lark import Lark
 from app.games.base import STRICT_AVAILABLE, CommandSyntaxError, normalise
 from app.games.cardbattle.cards import EFFECT_JA, EFFECTS, TIMING_JA, TIMINGS, Ability, CardSpec
 from app.games.cardbattle.registry import (
+    LANGUAGE,
     PARSER,
     SYNTAX_EXAMPLES,
     Approve,
@@ -18,13 +19,11 @@ from app.games.cardbattle.registry import (
     PromoteCard,
     Reject,
     card_text,
-    classify_line,
-    command_lines,
-    misspelt_verb,
     name_key,
     parse,
 )
 from app.games.resources import resource_dir
+from app.gm.lines import classify_line, command_lines, misspelt_verb
 
 
 def normal(name: str, cost: int, attack: int, durability: int, *abilities: Ability) -> CardSpec:
@@ -329,17 +328,38 @@ def test_platform_commands_are_not_registry_commands() -> None:
     ],
 )
 def test_classify_line(line: str, kind: str) -> None:
-    assert classify_line(line) == kind
+    assert classify_line(LANGUAGE, line) == kind
 
 
 def test_command_lines_number_the_lines_of_a_post() -> None:
     body = "提案します\nCARD NEW 炎の剣 COST 300 ATK 200 DUR 300\nよろしく\n承認 火球"
-    assert command_lines(body) == [
+    assert command_lines(LANGUAGE, body) == [
         (2, "CARD NEW 炎の剣 COST 300 ATK 200 DUR 300"),
         (4, "承認 火球"),
     ]
-    assert misspelt_verb("APROVE 炎の剣") == "APPROVE"
-    assert misspelt_verb("APPROVE 炎の剣") is None
+    assert misspelt_verb(LANGUAGE, "APROVE 炎の剣") == "APPROVE"
+    assert misspelt_verb(LANGUAGE, "APPROVE 炎の剣") is None
+
+
+@pytest.mark.parametrize(
+    ("line", "verb"),
+    [
+        ("カ一ド 新規 炎の剣 COST 300 ATK 200 DUR 300", "カード"),  # 一 (one) for ー
+        ("crad new 炎の剣 cost 300 atk 200 dur 300", "CARD"),
+        ("APROVE 炎の剣", "APPROVE"),
+        ("カードを作りました", None),
+        ("aprove 炎の剣", None),  # the rest is a name: nothing says it was meant as a command
+        ("Crad games are fun", None),
+    ],
+)
+def test_the_registry_reads_misspelt_verbs_as_a_game_thread_does(
+    line: str, verb: str | None
+) -> None:
+    """docs/forum.md: a first word close to a verb is a misspelt verb in capitals, or when
+    the rest of the line reads as that verb's arguments (app/gm/lines.py, one reading for
+    every thread the bot answers)."""
+    assert misspelt_verb(LANGUAGE, line) == verb
+    assert classify_line(LANGUAGE, line) == ("talk" if verb is None else "misspelt")
 
 
 def test_verbs_include_every_alias() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from app.games import GAMES
 from app.games.base import CommandSyntaxError, literal_words, normalise
-from app.gm.pipeline import classify_line, misspelt_verb
+from app.gm.lines import classify_line, misspelt_verb
 
 EITSUKU = GAMES["eitsuku"]
 ELEUSIS = GAMES["eleusis"]

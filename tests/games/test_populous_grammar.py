@@ -31,7 +31,7 @@ from app.games.populous.commands import (
 )
 from app.games.populous.grammar import MAX_PATH, PARSER, SYNTAX_EXAMPLES
 from app.games.resources import resource_dir
-from app.gm.pipeline import classify_line
+from app.gm.lines import classify_line
 
 parse = PARSER.parse
 

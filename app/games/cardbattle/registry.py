@@ -15,7 +15,6 @@ the vocabulary, its shape right for its kind), a problem reported at the token i
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 from lark import Token, Transformer
 from pydantic import ValidationError
 
-from app.games.base import CommandParser, CommandSyntaxError, SyntaxErrorDetail, normalise
+from app.games.base import CommandParser, SyntaxErrorDetail, normalise
 from app.games.cardbattle.cards import (
     EFFECT_JA,
     MAX_AMOUNT,
@@ -37,6 +36,7 @@ from app.games.cardbattle.cards import (
 )
 
 __all__ = [
+    "LANGUAGE",
     "MAX_ABILITIES",
     "MAX_NAME_CHARS",
     "MAX_REASON_CHARS",
@@ -50,9 +50,6 @@ __all__ = [
     "RegistryCommand",
     "Reject",
     "card_text",
-    "classify_line",
-    "command_lines",
-    "misspelt_verb",
     "name_key",
     "parse",
 ]
@@ -549,41 +546,14 @@ def parse(line: str) -> RegistryCommand:
 # --------------------------------------------------------------------------- lines of a post
 
 
-def misspelt_verb(line: str) -> str | None:
-    """For an upper-case first word that is no verb but close to one (APROVE): that verb."""
-    text = normalise(line)
-    first = text.split(" ", 1)[0] if text else ""
-    if len(first) < 3 or not (first.isascii() and first.isalpha() and first.isupper()):
-        return None
-    if PARSER.is_command_line(text):
-        return None
-    english = [verb for verb in PARSER.verb_words if verb.isascii()]
-    close = difflib.get_close_matches(first, english, n=1, cutoff=0.75)
-    return close[0] if close else None
+class RegistryLanguage:
+    """The registry's lines as the bot reads a post (app/gm/lines.py, the same reading as a
+    game thread's): its parser and its parse."""
+
+    parser: CommandParser = PARSER
+
+    def parse(self, line: str) -> RegistryCommand:
+        return parse(line)
 
 
-def classify_line(line: str) -> str:
-    """ "command", "misspelt" or "talk", as the game master reads a game thread's lines
-    (app/gm/pipeline.py): a line is a command when its first word is a verb, but an English
-    verb not in capitals ("Card games are fun") only when the whole line parses."""
-    text = normalise(line)
-    if not text:
-        return "talk"
-    if PARSER.is_command_line(text):
-        first = text.split(" ", 1)[0]
-        if first.isascii() and not first.isupper():
-            try:
-                PARSER.parse(text)
-            except CommandSyntaxError:
-                return "talk"
-        return "command"
-    return "misspelt" if misspelt_verb(text) is not None else "talk"
-
-
-def command_lines(body: str) -> list[tuple[int, str]]:
-    """(line number, line) of the lines of a post the registry answers."""
-    return [
-        (number, line)
-        for number, line in enumerate(body.split("\n"), start=1)
-        if classify_line(line) != "talk"
-    ]
+LANGUAGE = RegistryLanguage()

@@ -1,0 +1,147 @@
+"""What the bot says: a refused line quoted with a caret and the lines legal now; an accepted
+submission's outcomes with the board when the turn moved; the closing post's result, seed and
+epilogue — all in the room of one post."""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.orm import Session
+
+from app.forum.service import MAX_BODY_CHARS, format_bbs_time
+from app.games.base import Game as GameImpl
+from app.gm.results import breakdown_text
+from app.gm.submission import LineError
+from app.gm.text import render_board_summary
+from app.gm.working import Submission, Working
+from app.models import Game, Move, SealedCommand
+
+BOT_NAME = "★GM"
+
+
+def _display_width(text: str) -> str:
+    """Spaces as wide as ``text``: ideographic spaces under wide characters."""
+    return "".join("　" if unicodedata.east_asian_width(ch) in "WF" else " " for ch in text)
+
+
+def failure_text(anchor: str, error: LineError, legal: list[str], unchanged: str = "ゲーム") -> str:
+    """A refused submission's answer: which line, the line with a caret under the column,
+    why, and what may be given now. ``unchanged``: what the refusal left as it was (the game;
+    the card registry)."""
+    lines = [anchor] if anchor else []
+    lines.append(
+        f"{error.line}行目の命令は受け付けられませんでした（{unchanged}は変わっていません）。"
+    )
+    lines.append(f"　{error.source}")
+    if error.column is not None:
+        lines.append("　" + _display_width(error.source[: error.column - 1]) + "^")
+    lines.append(error.message)
+    if legal:
+        lines.append("今できる命令: " + " / ".join(legal[:20]) + (" …" if len(legal) > 20 else ""))
+    return "\n".join(lines)
+
+
+def success_text(session: Session, sub: Submission, work: Working) -> str:
+    game, impl = sub.game, sub.impl
+    lines = [sub.anchor] if sub.anchor else []
+    lines.extend(work.public)
+    if work.private and not sub.sealed:
+        lines.append("（あなただけに見える結果は、ゲームページの「あなたの手元」にあります）")
+    show_board = work.board_changed
+    if work.state is not None and work.status == "active" and not work.paused:
+        waiting = [work.seats[i].name for i in impl.waiting_for(work.state)]
+        if waiting and not show_board:
+            lines.append("手番待ち: " + "、".join(waiting))
+        if game.deadline_at is not None:
+            lines.append(f"期限: {format_bbs_time(game.deadline_at)}")
+    board: list[str] = []
+    if show_board and work.state is not None:
+        board = ["", render_board_summary(impl, impl.view(work.state, None))]
+        work.board_shown = True
+    closing: list[str] = []
+    if work.status in ("finished", "aborted") and sub.game.finished_at == sub.now:
+        closing = closing_lines(session, game, impl)
+    return fit_reply(lines, board, closing)
+
+
+def board_at(session: Session, sub: Submission, work: Working) -> int | None:
+    """After how many applied moves a reply that shows the board was written (its picture's
+    ?at=N), None for a reply without the board. Called once the moves are saved."""
+    if not work.board_shown:
+        return None
+    return _applied_moves(session, sub.game.id)
+
+
+def _applied_moves(session: Session, game_id: int) -> int:
+    return int(session.scalar(_APPLIED_MOVES, {"game_id": game_id}) or 0)
+
+
+_APPLIED_MOVES = select(func.count()).where(
+    Move.game_id == bindparam("game_id"), Move.undone.is_(False)
+)
+
+
+def fit_reply(head: list[str], board: list[str], closing: list[str]) -> str:
+    """The reply in the room of one post. What the bot must say stays: the moves' outcomes
+    (``bbsgm verify`` looks for them), the final result and the seed. What the game page
+    shows anyway goes first when there is no room: the board, then the epilogue (sealed
+    commands and hidden things, listed whole on the game page once the game is over)."""
+    text = "\n".join([*head, *board, *closing]).rstrip()
+    if len(text) <= MAX_BODY_CHARS:
+        return text
+    board = ["", "（盤面は長すぎるため省略します。ゲームのページにあります）"] if board else []
+    text = "\n".join([*head, *board, *closing]).rstrip()
+    if len(text) <= MAX_BODY_CHARS or EPILOGUE not in closing:
+        return text
+    kept = closing[: closing.index(EPILOGUE)]
+    note = "（エピローグは長すぎるため省略します。封印と秘密はゲームのページにあります）"
+    return "\n".join([*head, *board, *kept, "", note]).rstrip()
+
+
+def seed_hash(seed: str) -> str:
+    """Posted at START; anyone can check the seed revealed at the end against it."""
+    return hashlib.sha256(seed.encode()).hexdigest()
+
+
+# How much of each sealed command the closing post quotes; the game page lists them whole.
+EPILOGUE_SEALED_CHARS = 300
+EPILOGUE = "【エピローグ】すべての封印と秘密を公開します。"
+# The end of a bot post cut to a post's length (app.gm.service._bot_post): what follows the
+# cut is not in the thread, which ``bbsgm verify`` takes into account.
+CUT_NOTE = "…（長すぎるためここまでにします。"
+
+
+def closing_lines(session: Session, game: Game, impl: GameImpl) -> list[str]:
+    """The final ranking, the seed, and the epilogue: every sealed command and hidden thing."""
+    lines: list[str] = []
+    if game.result:
+        lines += ["", "【最終結果】"]
+        for entry in game.result["ranking"]:
+            score = "未完成" if entry["score"] is None else f"{entry['score']}点"
+            said = breakdown_text(entry["breakdown"], impl) if entry["score"] is not None else ""
+            lines.append(
+                f"{entry['rank']}位 {entry['name']} {score}" + (f"（{said}）" if said else "")
+            )
+    sealed = list(
+        session.scalars(
+            select(SealedCommand).where(SealedCommand.game_id == game.id).order_by(SealedCommand.id)
+        )
+    )
+    if game.started_at is not None:
+        lines += ["", f"乱数の種: {game.seed}", f"（SHA-256: {seed_hash(game.seed)}）"]
+    hidden = impl.epilogue(game.state) if game.state is not None else []
+    if sealed or hidden:
+        lines += ["", EPILOGUE]
+        for row in sealed:
+            body = row.body.replace("\n", " / ")
+            if len(body) > EPILOGUE_SEALED_CHARS:  # a post has room for a few at 10,000
+                body = f"{body[:EPILOGUE_SEALED_CHARS]}…（全文はゲームのページ /games/{game.id}）"
+            # A sealed command the game refused is marked so: it never took effect.
+            refused = "" if row.ok else "（受け付けられなかった封印）"
+            lines.append(
+                f"封印 {row.author_name} {format_bbs_time(row.created_at)}{refused}: {body}"
+            )
+        lines.extend(hidden)
+    return lines

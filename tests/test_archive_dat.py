@@ -22,8 +22,8 @@ def at(text: str) -> datetime:
 
 
 def test_dat_matches_the_hand_written_file_byte_for_byte(session: Session) -> None:
-    """Escapes, ` <br> `, the title on the first line only, あぼーん, and a numeric character
-    reference for what cp932 cannot encode (the emoji)."""
+    """Escapes, ` <br> `, the title on the first line only, あぼーん (padded to the bytes of the
+    text it hides), and a numeric character reference for what cp932 cannot encode (the emoji)."""
     board = forum.get_board(session, "chat")
     thread = Thread(
         board_id=board.id,

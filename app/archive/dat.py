@@ -64,13 +64,26 @@ def dat_line(post: Post, title: str | None) -> str:
     """``名前<>メール<>日付 ID<> 本文 <>タイトル`` — the title only on the first line. As on 2ch,
     the body has a space on each side and its line breaks are `` <br> ``. あぼーん keeps the
     name and date and replaces the body."""
-    body = HIDDEN_BODY if post.hidden_at is not None else post.body
-    text = " <br> ".join(escape(line) for line in body.split("\n"))
+    text = " <br> ".join(escape(line) for line in post.body.split("\n"))
+    if post.hidden_at is not None:
+        text = same_length_abon(text)
     date = f"{format_bbs_time(post.created_at)} ID:{post.daily_id}"
     name = dat_name(post.author_name)
     subject = escape(one_line(title)) if title is not None else ""
     mail = escape(one_line(post.mail)) if post.mail else ""
     return f"{name}<>{mail}<>{date}<> {text} <>{subject}\n"
+
+
+def same_length_abon(text: str) -> str:
+    """あぼーん in as many cp932 bytes as the text it hides, padded with spaces: every later
+    line keeps its byte offset, so a browser's 差分 (Range) reload from a copy made before the
+    あぼーん (or its undoing) gets exactly the lines it lacks. (JDim 0.9 marks a thread
+    壊れています on a 416 and does not fetch it again by itself: docs/senbura.md.)"""
+    size = len(encode(text))
+    shown = HIDDEN_BODY
+    while len(encode(shown)) > size:
+        shown = shown[:-1]
+    return shown + " " * (size - len(encode(shown)))
 
 
 def dat(session: Session, thread: Thread) -> bytes:

@@ -12,7 +12,6 @@ second it was made (unique per board), as the browsers read a key. See docs/senb
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import func, select
@@ -109,28 +108,16 @@ def thread_by_key(session: Session, board: Board, key: str) -> Thread:
     return thread
 
 
-@dataclass(frozen=True)
-class Rewrite:
-    """The last change to posts already written (an あぼーん or its undoing): when, and the
-    first post it touched — a copy of the dat that holds that post is out of date unless it
-    was fetched after ``at``."""
-
-    at: datetime
-    first_number: int
-
-
-def last_rewrite(session: Session, thread: Thread) -> Rewrite | None:
-    """From the moderation log, which ``moderation.set_hidden`` (the only writer of
-    ``posts.hidden_at``) writes with every hide and unhide; posts are never edited."""
-    at, first = session.execute(
-        select(func.max(ModerationEntry.created_at), func.min(ModerationEntry.post_number)).where(
+def last_rewrite(session: Session, thread: Thread) -> datetime | None:
+    """When a post already written last changed (an あぼーん or its undoing), from the
+    moderation log, which ``moderation.set_hidden`` (the only writer of ``posts.hidden_at``)
+    writes with every hide and unhide; posts are never edited."""
+    return session.scalar(
+        select(func.max(ModerationEntry.created_at)).where(
             ModerationEntry.thread_id == thread.id,
             ModerationEntry.action.in_(("HIDE", "UNHIDE")),
         )
-    ).one()
-    if at is None or first is None:
-        return None
-    return Rewrite(at, int(first))
+    )
 
 
 def last_post_time(session: Session, thread: Thread) -> datetime:
@@ -140,17 +127,6 @@ def last_post_time(session: Session, thread: Thread) -> datetime:
         select(Post.created_at).where(Post.thread_id == thread.id, Post.number == thread.post_count)
     )
     return when if when is not None else thread.created_at
-
-
-def line_start(body: bytes, number: int) -> int:
-    """The byte offset at which post ``number``'s line starts in a dat."""
-    offset = 0
-    for _ in range(number - 1):
-        found = body.find(b"\n", offset)
-        if found < 0:
-            return len(body)
-        offset = found + 1
-    return offset
 
 
 def board_changed_at(session: Session, board: Board) -> datetime | None:

@@ -322,7 +322,7 @@ def _range(request: Request) -> int | None:
     return int(found.group(1))
 
 
-def _fresh_enough(request: Request, body: bytes, start: int, rewrite: dat.Rewrite | None) -> bool:
+def _fresh_enough(body: bytes, start: int) -> bool:
     """Whether a copy of ``start`` bytes is a beginning of the dat as it is now, so that the
     bytes after it complete it (206).
 
@@ -339,11 +339,10 @@ def _dat_response(
     body: bytes,
     body_digest: bytes,
     changed: datetime,
-    rewrite: dat.Rewrite | None,
 ) -> Response:
     """The dat, whole or from the requested byte (``Range: bytes=N-``, 差分): 304 when the
     copy is current, 206 with the new lines when it is a beginning of the dat, 416 when it is
-    not (the browser then fetches the whole)."""
+    not (its copy does not end at a line end: not a copy of this dat)."""
     start = _range(request)
     if start is None or start == 0:
         return _sjis(request, body, changed, body_digest)
@@ -356,7 +355,7 @@ def _dat_response(
     since = _since(request)
     if since is not None and since >= _second(changed):
         return Response(status_code=304, headers=headers)  # nothing since the copy was taken
-    if not _fresh_enough(request, body, start, rewrite):
+    if not _fresh_enough(body, start):
         headers["Content-Range"] = f"bytes */{len(body)}"
         return Response(status_code=416, headers=headers, media_type=dat.CONTENT_TYPE)
     if start == len(body):
@@ -435,12 +434,13 @@ def dat_file(request: Request, board: str, key: str, session: SessionDep) -> Res
     version = thread_cache.thread_version(session, thread, None)
     cache_key = ("dat", thread.id, thread.title, version.post_count, version.moderation)
     body, body_digest = thread_cache.cached_file(cache_key, lambda: dat.dat(session, thread))
-    rewrite = dat.last_rewrite(session, thread)
+    # Last-Modified: the last post, or the last あぼーん (or its undoing) if later.
     changed = dat.last_post_time(session, thread)
-    if rewrite is not None and rewrite.at > changed:
-        changed = rewrite.at
+    rewritten = dat.last_rewrite(session, thread)
+    if rewritten is not None and rewritten > changed:
+        changed = rewritten
     session.commit()
-    return _dat_response(request, body, body_digest, changed, rewrite)
+    return _dat_response(request, body, body_digest, changed)
 
 
 @router.get("/test/read.cgi/{board}/{key}/")

@@ -405,18 +405,22 @@ def test_sage_keeps_the_threads_place_and_age_raises_it(
 
 
 def test_thread_keys_read_as_creation_seconds_and_are_unique_per_board(session: Session) -> None:
-    user_board = forum.get_board(session, "chat")
+    """A new thread's key is the second it was made, or the next one its board has free."""
     from app import accounts
+    from app.models import Board
 
+    board = Board(slug=unique_name("k"), title="鍵", description="")
+    session.add(board)
+    session.flush()
     author = accounts.register(session, unique_name(), "password123")
-    made = [
-        forum.create_thread(session, user_board, author, f"同時{n}", "x", "s")[0] for n in range(3)
-    ]
-    keys = [t.dat_key for t in made]
-    assert len(set(keys)) == 3
+    made = [forum.create_thread(session, board, author, f"同時{n}", "x", "s")[0] for n in range(3)]
+    previous = 0
     for thread in made:
-        assert 0 <= thread.dat_key - int(thread.created_at.timestamp()) < 3
-    assert dat.thread_by_key(session, user_board, str(made[1].dat_key)).id == made[1].id
+        assert thread.dat_key == max(int(thread.created_at.timestamp()), previous + 1)
+        previous = thread.dat_key
+    other = forum.create_thread(session, forum.get_board(session, "lobby"), author, "別", "x", "s")
+    assert other[0].dat_key >= int(other[0].created_at.timestamp())  # per board: its own seconds
+    assert dat.thread_by_key(session, board, str(made[1].dat_key)).id == made[1].id
 
 
 def test_the_migration_gives_old_threads_their_creation_second_bumping_collisions(

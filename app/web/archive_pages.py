@@ -322,18 +322,6 @@ def _range(request: Request) -> int | None:
     return int(found.group(1))
 
 
-def _fresh_enough(body: bytes, start: int) -> bool:
-    """Whether a copy of ``start`` bytes is a beginning of the dat as it is now, so that the
-    bytes after it complete it (206).
-
-    The copy must end at a line's end (``start`` just after a newline, or on the newline: some
-    browsers ask from their last byte to check it); otherwise 416."""
-    at_line_end = body[start - 1 : start] == b"\n" or body[start : start + 1] == b"\n"
-    # An あぼーん (or its undoing) keeps every byte offset (``dat.same_length_abon``): a copy
-    # from before it is still a beginning of the dat, its posts' text aside.
-    return start <= len(body) and at_line_end
-
-
 def _dat_response(
     request: Request,
     body: bytes,
@@ -341,8 +329,9 @@ def _dat_response(
     changed: datetime,
 ) -> Response:
     """The dat, whole or from the requested byte (``Range: bytes=N-``, 差分): 304 when the
-    copy is current, 206 with the new lines when it is a beginning of the dat, 416 when it is
-    not (its copy does not end at a line end: not a copy of this dat)."""
+    copy is current, 206 with the bytes after it, 416 past the end. An あぼーん (or its
+    undoing) keeps every byte offset (``dat.same_length_abon``), so a copy from before it is
+    still a beginning of the dat, its posts' text aside: the 206 never shifts."""
     start = _range(request)
     if start is None or start == 0:
         return _sjis(request, body, changed, body_digest)
@@ -352,10 +341,15 @@ def _dat_response(
         "ETag": http_cache.etag(body_digest),
         "Last-Modified": formatdate(shown_modified(changed, utcnow()), usegmt=True),
     }
-    since = _since(request)
-    if since is not None and since >= _second(changed):
-        return Response(status_code=304, headers=headers)  # nothing since the copy was taken
-    if not _fresh_enough(body, start):
+    # If-None-Match, when sent, decides alone; then If-Modified-Since (``shown_modified``).
+    if "if-none-match" in request.headers:
+        if http_cache.not_modified(request, headers["ETag"]):
+            return Response(status_code=304, headers=headers)
+    else:
+        since = _since(request)
+        if since is not None and since >= _second(changed):
+            return Response(status_code=304, headers=headers)  # nothing since the copy
+    if start > len(body):
         headers["Content-Range"] = f"bytes */{len(body)}"
         return Response(status_code=416, headers=headers, media_type=dat.CONTENT_TYPE)
     if start == len(body):

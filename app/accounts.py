@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.errors import Conflict, Invalid, Unauthorized
+from app.i18n import N_
 from app.models import ApiToken, AppPassword, User, utcnow
 
 NAME_MAX = 32
@@ -166,18 +167,16 @@ def create_app_password(session: Session, user: User, label: str) -> tuple[AppPa
     label = " ".join(label.split())
     if not label:
         raise Invalid(
-            "アプリパスワードの名前（使う専ブラの名前など）を入力してください。", field="label"
+            N_("アプリパスワードの名前（使う専ブラの名前など）を入力してください。"), field="label"
         )
     if len(label) > APP_PASSWORD_LABEL_MAX:
         raise Invalid(
-            f"アプリパスワードの名前は{APP_PASSWORD_LABEL_MAX}文字以内にしてください。",
+            N_("アプリパスワードの名前は64文字以内にしてください。"),  # APP_PASSWORD_LABEL_MAX
             field="label",
         )
     count = len(list_app_passwords(session, user))
     if count >= APP_PASSWORDS_MAX:
-        raise Conflict(
-            f"アプリパスワードは{APP_PASSWORDS_MAX}個までです。使わないものを取り消してください。"
-        )
+        raise Conflict(N_("アプリパスワードは20個までです。使わないものを取り消してください。"))
     secret = secrets.token_urlsafe(24)
     row = AppPassword(user_id=user.id, label=label, password_hash=_hasher.hash(secret))
     session.add(row)

@@ -35,6 +35,7 @@ from app.archive import dat
 from app.errors import Invalid, NotFound, ServiceError, Unauthorized
 from app.forum import service as forum
 from app.gm import service as gm
+from app.i18n import N_
 from app.models import Post, Thread, User
 from app.web import deps
 from app.web.common import CSRF_MESSAGE, redirect, render
@@ -48,6 +49,8 @@ SIGN_IN_HELP = (
     "専ブラの板の設定（JDim なら外部板の「ID」と「パスワード」）に、このサイトのアカウント名と"
     "パスワード、またはマイページ（/me）で作ったアプリパスワードを入れてください。"
 )
+NOT_SIGNED_IN = "ログインしていません。" + SIGN_IN_HELP
+WRONG_SIGN_IN = accounts.WRONG_CLIENT_CREDENTIALS + SIGN_IN_HELP
 FROM_BROWSER = (
     "ウェブブラウザのフォームからは書き込めません。スレッドのページから書き込むか、"
     "専ブラを使ってください。"
@@ -147,9 +150,9 @@ def clean_mail(raw: str) -> str | None:
     if not mail:
         return None
     if len(mail) > MAIL_MAX:
-        raise Invalid(f"メール欄は{MAIL_MAX}文字以内にしてください。", field="mail")
+        raise Invalid(N_("メール欄は64文字以内にしてください。"), field="mail")  # MAIL_MAX
     if "\x00" in mail:
-        raise Invalid("メール欄に使えない文字（NUL）が含まれています。", field="mail")
+        raise Invalid(N_("メール欄に使えない文字（NUL）が含まれています。"), field="mail")
     return mail
 
 
@@ -174,13 +177,13 @@ def sign_in(session: Session, request: Request) -> User:
     password); ``Unauthorized`` with how to sign in otherwise. Login rate limits apply."""
     credentials = accounts.basic_credentials(request.headers.get("authorization", ""))
     if credentials is None:
-        raise Unauthorized("ログインしていません。" + SIGN_IN_HELP)
+        raise Unauthorized(NOT_SIGNED_IN)
     name, password = credentials
     ratelimit.check_login(session, request, name)  # committed by the check that follows
     try:
         return accounts.authenticate_client(session, name, password)
     except Unauthorized as exc:
-        raise Unauthorized(exc.message + SIGN_IN_HELP) from exc
+        raise Unauthorized(WRONG_SIGN_IN) from exc
 
 
 def write(session: Session, request: Request, fields: dict[str, str]) -> list[Post]:
@@ -286,7 +289,7 @@ def app_passwords(
             accounts.revoke_app_password(session, user, int(password_id))
             session.commit()
             return redirect("/me")
-        raise NotFound("その操作はありません。")
+        raise NotFound(N_("その操作はありません。"))
     except ServiceError as exc:
         session.rollback()
         return _me(request, session, user, exc.status, error=exc.message)

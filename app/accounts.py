@@ -1,8 +1,12 @@
-"""Accounts: registration, password check (argon2), session and API tokens."""
+"""Accounts: registration, password check (argon2), session and API tokens, app passwords
+and the HTTP Basic sign-in of BBS browsers (専ブラ, app/web/bbs_cgi.py)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
+import re
 import secrets
 import unicodedata
 from datetime import timedelta
@@ -14,7 +18,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.errors import Conflict, Invalid, Unauthorized
-from app.models import ApiToken, User, utcnow
+from app.i18n import N_
+from app.models import ApiToken, AppPassword, User, utcnow
 
 NAME_MAX = 32
 PASSWORD_MIN = 8
@@ -145,3 +150,102 @@ def user_for_token(session: Session, token: str, kind: str) -> User | None:
 
 def revoke_token(session: Session, token: str) -> None:
     session.execute(delete(ApiToken).where(ApiToken.token_hash == _digest(token)))
+
+
+# --- app passwords and HTTP Basic (BBS browsers) -----------------------------------------------
+
+APP_PASSWORD_LABEL_MAX = 64
+APP_PASSWORDS_MAX = 20
+# ``ap<id>-<secret>``: the id finds the one row to check, so a sign-in costs one argon2 check
+# however many app passwords the account has.
+_APP_PASSWORD = re.compile(r"ap([1-9][0-9]{0,9})-([A-Za-z0-9_-]{20,64})")
+WRONG_CLIENT_CREDENTIALS = "名前かパスワード（またはアプリパスワード）が違います。"
+
+
+def create_app_password(session: Session, user: User, label: str) -> tuple[AppPassword, str]:
+    """A new app password for ``user``; returns its row and the password, shown once."""
+    label = " ".join(label.split())
+    if not label:
+        raise Invalid(
+            N_("アプリパスワードの名前（使う専ブラの名前など）を入力してください。"), field="label"
+        )
+    if len(label) > APP_PASSWORD_LABEL_MAX:
+        raise Invalid(
+            N_("アプリパスワードの名前は64文字以内にしてください。"),  # APP_PASSWORD_LABEL_MAX
+            field="label",
+        )
+    count = len(list_app_passwords(session, user))
+    if count >= APP_PASSWORDS_MAX:
+        raise Conflict(N_("アプリパスワードは20個までです。使わないものを取り消してください。"))
+    secret = secrets.token_urlsafe(24)
+    row = AppPassword(user_id=user.id, label=label, password_hash=_hasher.hash(secret))
+    session.add(row)
+    session.flush()
+    return row, f"ap{row.id}-{secret}"
+
+
+def list_app_passwords(session: Session, user: User) -> list[AppPassword]:
+    return list(
+        session.scalars(
+            select(AppPassword).where(AppPassword.user_id == user.id).order_by(AppPassword.id)
+        )
+    )
+
+
+def revoke_app_password(session: Session, user: User, password_id: int) -> None:
+    """Delete one of ``user``'s app passwords (another account's is never touched)."""
+    session.execute(
+        delete(AppPassword).where(AppPassword.id == password_id, AppPassword.user_id == user.id)
+    )
+
+
+def basic_credentials(header: str) -> tuple[str, str] | None:
+    """The name and password of an ``Authorization: Basic …`` header, or None. UTF-8, else
+    cp932 (what a Japanese Windows client may send)."""
+    scheme, _, value = header.strip().partition(" ")
+    if scheme.lower() != "basic" or not value or len(value) > 1024:
+        return None
+    try:
+        raw = base64.b64decode(value.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    for encoding in ("utf-8", "cp932"):
+        try:
+            text = raw.decode(encoding)
+            break
+        except UnicodeDecodeError:
+            continue
+    else:
+        return None
+    name, colon, password = text.partition(":")
+    if not colon or not name or not password:
+        return None
+    return name, password
+
+
+def authenticate_client(session: Session, name: str, password: str) -> User:
+    """The account of a client's HTTP Basic sign-in: its name and either its password or one
+    of its app passwords (``ap<id>-…``). One argon2 check either way; the session's (read)
+    transaction is ended first, as in ``authenticate``."""
+    found = _APP_PASSWORD.fullmatch(password)
+    if found is None:
+        return authenticate(session, name, password)
+    wanted = normalise_name(name)
+    row = None
+    if not any(unicodedata.category(ch) == "Cc" for ch in wanted):
+        row = session.execute(
+            select(User, AppPassword)
+            .join(AppPassword, AppPassword.user_id == User.id)
+            .where(User.name == wanted, AppPassword.id == int(found.group(1)))
+        ).first()
+    if row is None:  # perhaps the account's own password has that shape
+        return authenticate(session, name, password)
+    session.commit()
+    user: User = row.User
+    app_password: AppPassword = row.AppPassword
+    try:
+        _hasher.verify(app_password.password_hash, found.group(2))
+    except (VerificationError, InvalidHashError) as exc:
+        raise Unauthorized(WRONG_CLIENT_CREDENTIALS) from exc
+    app_password.last_used_at = utcnow()
+    return user

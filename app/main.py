@@ -36,6 +36,7 @@ from app.models import User
 from app.ratelimit import RequestLimits, in_flight_limit
 from app.web import deps
 from app.web.archive_pages import router as archive_pages_router
+from app.web.bbs_cgi import router as bbs_cgi_router
 from app.web.card_pages import router as card_pages_router
 from app.web.feed_pages import router as feed_router
 from app.web.game_pages import router as game_pages_router
@@ -207,6 +208,7 @@ def create_app(
     app.include_router(howto_pages_router)
     app.include_router(archive_api_router)
     app.include_router(cards_api_router)
+    app.include_router(bbs_cgi_router)
     # Last: it serves /{board}/subject.txt and /{board}/dat/{key}.dat for BBS browsers.
     app.include_router(archive_pages_router)
     # After it: the registry's board is "cards", whose 2ch-style files are /cards/subject.txt.

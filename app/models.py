@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     ForeignKey,
@@ -16,6 +17,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    select,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -101,6 +103,21 @@ class ApiToken(Base):
     user: Mapped[User] = relationship(lazy="joined", innerjoin=True)
 
 
+class AppPassword(Base):
+    """A password a user made for one client (a 専ブラ's HTTP Basic sign-in, app/web/bbs_cgi.py),
+    so the account's own password need not be kept there. Shown once, when made, as
+    ``ap<id>-<secret>``; only the secret's argon2 hash is kept. Revoked by deleting the row."""
+
+    __tablename__ = "app_passwords"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    label: Mapped[str] = mapped_column(String(64))
+    password_hash: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_used_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
 class Board(Base):
     __tablename__ = "boards"
 
@@ -113,9 +130,36 @@ class Board(Base):
     thread_count: Mapped[int] = mapped_column(Integer, default=0)
 
 
+def _dat_key(context: Any) -> int:
+    """A new thread's key (``Thread.dat_key``): the UNIX second it was made, or the first later
+    second no thread of its board has. A context-sensitive default (SQLAlchemy's
+    ``ExecutionContext``: ``get_current_parameters`` and the ``connection`` meant for default
+    generators), so every writer of threads — the forum, the card registry, the importer —
+    gets one without knowing of it. The board row is locked by ``forum.create_thread``; the
+    unique index settles a race of the others."""
+    params = context.get_current_parameters()
+    created = params.get("created_at") or utcnow()
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    wanted = int(created.timestamp())
+    taken = context.connection.execute(
+        select(Thread.dat_key)
+        .where(Thread.board_id == params["board_id"], Thread.dat_key >= wanted)
+        .order_by(Thread.dat_key)
+    ).scalars()
+    for key in taken:
+        if key != wanted:
+            break
+        wanted += 1
+    return wanted
+
+
 class Thread(Base):
     __tablename__ = "threads"
-    __table_args__ = (Index("ix_threads_board_last_post", "board_id", "last_post_at", "id"),)
+    __table_args__ = (
+        Index("ix_threads_board_last_post", "board_id", "last_post_at", "id"),
+        Index("ix_threads_board_dat_key", "board_id", "dat_key", unique=True),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     board_id: Mapped[int] = mapped_column(ForeignKey("boards.id", ondelete="CASCADE"))
@@ -126,6 +170,10 @@ class Thread(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     last_post_at: Mapped[datetime] = mapped_column(default=utcnow)
     post_count: Mapped[int] = mapped_column(Integer, default=0)
+    # The 2ch key of the thread (``/{board}/dat/{key}.dat``): 10 digits that read as its
+    # creation time in UNIX seconds, as BBS browsers take a key; unique per board (migration
+    # 0018). The web pages keep using ``id``.
+    dat_key: Mapped[int] = mapped_column(BigInteger, default=_dat_key)
 
     board: Mapped[Board] = relationship(lazy="joined", innerjoin=True)
 
@@ -155,6 +203,9 @@ class Post(Base):
     )
     # A reply that shows the board: after how many applied moves (the picture's ?at=N).
     board_at: Mapped[int | None] = mapped_column(Integer, default=None)
+    # The メール欄 as written (``sage``: the thread keeps its place, app/web/bbs_cgi.py); None
+    # for a post made without one (the web page, the API, the bot).
+    mail: Mapped[str | None] = mapped_column(String(64), default=None)
     # あぼーん: hidden by an admin or the game's GM; the body is kept for admins.
     hidden_at: Mapped[datetime | None] = mapped_column(default=None)
     hidden_by: Mapped[str | None] = mapped_column(String(32), default=None)
@@ -369,9 +420,6 @@ class Delivery(Base):
     response_status: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     delivered_at: Mapped[datetime | None] = mapped_column(default=None)
-
-
-from sqlalchemy import BigInteger  # noqa: E402  (appended with RateLimit; may join the imports above)
 
 
 class RateLimit(Base):

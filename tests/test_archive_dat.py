@@ -22,8 +22,8 @@ def at(text: str) -> datetime:
 
 
 def test_dat_matches_the_hand_written_file_byte_for_byte(session: Session) -> None:
-    """Escapes, ` <br> `, the title on the first line only, あぼーん, and a numeric character
-    reference for what cp932 cannot encode (the emoji)."""
+    """Escapes, ` <br> `, the title on the first line only, あぼーん (padded to the bytes of the
+    text it hides), and a numeric character reference for what cp932 cannot encode (the emoji)."""
     board = forum.get_board(session, "chat")
     thread = Thread(
         board_id=board.id,
@@ -67,7 +67,19 @@ def test_subject_lines_are_key_title_and_count(session: Session) -> None:
     session.add(thread)
     session.flush()
     first = dat.subject(session, board).split(b"\n")[0]
-    assert first == f"{thread.id}.dat<>題&lt;名&gt; &#127922; (12)".encode("cp932")
+    assert first == f"{thread.dat_key}.dat<>題&lt;名&gt; &#127922; (12)".encode("cp932")
+
+
+def dat_key(client: httpx.Client, board: str, thread_id: int) -> int:
+    """The thread's key, as its board's subject.txt lists it."""
+    for line in client.get(f"/{board}/subject.txt").content.decode("cp932").splitlines():
+        key = line.split(".dat<>")[0]
+        if (
+            client.get(f"/test/read.cgi/{board}/{key}/", follow_redirects=False).headers["location"]
+            == f"/threads/{thread_id}"
+        ):
+            return int(key)
+    raise AssertionError(f"thread {thread_id} is not in /{board}/subject.txt")
 
 
 def thread_via_api(client: httpx.Client) -> tuple[int, str]:
@@ -85,11 +97,12 @@ def thread_via_api(client: httpx.Client) -> tuple[int, str]:
 
 def test_dat_and_subject_over_http(client: httpx.Client) -> None:
     thread_id, name = thread_via_api(client)
+    key = dat_key(client, "chat", thread_id)
     subject = client.get("/chat/subject.txt")
     assert subject.status_code == 200
     assert subject.headers["content-type"].lower() == "text/plain; charset=shift_jis"
-    assert f"{thread_id}.dat<>専ブラで読むスレ (3)\n" in subject.content.decode("cp932")
-    got = client.get(f"/chat/dat/{thread_id}.dat")
+    assert f"{key}.dat<>専ブラで読むスレ (3)\n" in subject.content.decode("cp932")
+    got = client.get(f"/chat/dat/{key}.dat")
     assert got.status_code == 200 and "last-modified" in got.headers
     text = got.content.decode("cp932")
     lines = text.split("\n")
@@ -97,22 +110,25 @@ def test_dat_and_subject_over_http(client: httpx.Client) -> None:
     assert lines[0].startswith(f"{name}<><>") and lines[0].endswith("<>専ブラで読むスレ")
     assert "<> 一つ目 <br> 二行目 &#128512; <>" in lines[0]
     assert lines[2].endswith("<> 3つ目 &lt;&gt;&amp; <>")
-    # A browser's differential fetch: the bytes from an offset on.
-    tail = client.get(f"/chat/dat/{thread_id}.dat", headers={"Range": "bytes=10-"})
-    assert tail.status_code == 206 and tail.content == got.content[10:]
+    # A browser's differential fetch: the bytes after the lines it has.
+    start = got.content.index(b"\n") + 1
+    tail = client.get(f"/chat/dat/{key}.dat", headers={"Range": f"bytes={start}-"})
+    assert tail.status_code == 206 and tail.content == got.content[start:]
     size = len(got.content)
-    assert tail.headers["content-range"] == f"bytes 10-{size - 1}/{size}"
-    beyond = client.get(f"/chat/dat/{thread_id}.dat", headers={"Range": f"bytes={size}-"})
+    assert tail.headers["content-range"] == f"bytes {start}-{size - 1}/{size}"
+    beyond = client.get(f"/chat/dat/{key}.dat", headers={"Range": f"bytes={size + 1}-"})
     assert beyond.status_code == 416
     setting = client.get("/chat/SETTING.TXT")
     assert setting.status_code == 200 and "BBS_TITLE=雑談" in setting.content.decode("cp932")
-    opened = client.get(f"/test/read.cgi/chat/{thread_id}/", follow_redirects=False)
+    opened = client.get(f"/test/read.cgi/chat/{key}/", follow_redirects=False)
     assert opened.status_code == 301 and opened.headers["location"] == f"/threads/{thread_id}"
 
 
 def test_dat_routes_never_shadow_the_site(client: httpx.Client) -> None:
     thread_id, _name = thread_via_api(client)
-    assert client.get(f"/lobby/dat/{thread_id}.dat").status_code == 404  # another board's
+    key = dat_key(client, "chat", thread_id)
+    assert client.get(f"/lobby/dat/{key}.dat").status_code == 404  # another board's
+    assert client.get(f"/lobby/dat/{thread_id}.dat").status_code == 404
     assert client.get("/chat/dat/abc.dat").status_code == 404
     assert client.get("/chat/dat/0.dat").status_code == 404
     assert client.get(f"/chat/dat/{10**12}.dat").status_code == 404

@@ -850,6 +850,18 @@ MATRIX: dict[tuple[str, str], list[Case]] = {
     ],
     ("GET", "/test/read.cgi/{board}/{key}"): [Case("/test/read.cgi/chat/{talk}", status(301))],
     ("GET", "/test/read.cgi/{board}/{key}/"): [Case("/test/read.cgi/chat/{talk}/", status(301))],
+    ("GET", "/{board}/head.txt"): [Case("/chat/head.txt", status(200))],
+    ("GET", "/bbsmenu.html"): [Case("/bbsmenu.html", status(200))],
+    ("GET", "/bbsmenu.json"): [Case("/bbsmenu.json", status(200))],
+    # 専ブラ (docs/senbura.md): only HTTP Basic signs in, never the session cookie: every role's
+    # cookie-only post is the ERROR page (200, as 2ch answers), and nothing is stored.
+    ("POST", "/test/bbs.cgi"): [
+        Case("/test/bbs.cgi", status(200), form={"bbs": "chat", "key": "{talk}", "MESSAGE": "x"})
+    ],
+    ("GET", "/me"): [Case("/me", members(200, anonymous=303))],
+    ("POST", "/me/app-passwords"): [
+        Case("/me/app-passwords", members(201, anonymous=303), form={"action": "new", "label": "x"})
+    ],
 }
 
 

@@ -7,8 +7,10 @@ only those file names, and never a reserved first segment (api, static, games, �
 
 from __future__ import annotations
 
+import json
 import re
-from email.utils import format_datetime
+from datetime import datetime
+from email.utils import formatdate, parsedate_to_datetime
 from typing import Annotated
 from urllib.parse import urlencode
 
@@ -22,12 +24,13 @@ from app.archive.frames import frame
 from app.archive.records import MAX_RECORD_BYTES, OVER, load_record
 from app.archive.search import MAX_QUERY_CHARS, search
 from app.archive.verify import Report, verify, verify_game
+from app.config import Settings
 from app.errors import Invalid, NotFound, ServiceError
 from app.forum import service as forum
 from app.games import all_games
 from app.gm import service as gm
 from app.i18n import N_
-from app.models import Board
+from app.models import Board, utcnow
 from app.web import deps, http_cache, thread_cache
 from app.web.common import CSRF_MESSAGE, render
 from app.web.deps import DatabaseDep, PageUser, SessionDep, SettingsDep
@@ -54,10 +57,12 @@ RESERVED = frozenset(
         "lang",
         "feeds",
         "notifications",
+        "me",
+        "bbsmenu.html",
+        "bbsmenu.json",
     }
 )
 _SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-_KEY = re.compile(r"[1-9][0-9]{0,9}")
 _RANGE = re.compile(r"bytes=(\d{1,12})-(\d{0,12})")
 
 
@@ -258,44 +263,108 @@ def _board(session: Session, slug: str) -> Board:
     return forum.get_board(session, slug)
 
 
+def _second(moment: datetime) -> int:
+    return int(moment.timestamp())
+
+
+def shown_modified(latest: datetime, now: datetime) -> int:
+    """The Last-Modified second sent for a file whose newest change was at ``latest``.
+
+    HTTP dates have whole seconds, so a change later in the same second as a copy would be
+    hidden from an If-Modified-Since of that second. While the newest change is in the current
+    second, the second before it is sent: a copy is never dated later than the last second
+    known complete, and an If-Modified-Since at or after the newest change's second proves
+    the copy holds it (docs/senbura.md)."""
+    return min(_second(latest), _second(now) - 1)
+
+
+def _since(request: Request) -> int | None:
+    """The If-Modified-Since second, or None (absent or unreadable)."""
+    header = request.headers.get("if-modified-since")
+    if not header or len(header) > 64:
+        return None
+    try:
+        return _second(parsedate_to_datetime(header))
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
 def _sjis(
     request: Request,
     body: bytes,
-    last_modified: str | None = None,
+    changed: datetime | None = None,
     body_digest: bytes | None = None,
+    media_type: str = dat.CONTENT_TYPE,
 ) -> Response:
-    """The bytes as Shift_JIS text with their ETag (a 304 when the browser has them),
-    honouring ``Range: bytes=N-`` (a browser's differential fetch of a dat)."""
+    """The bytes as Shift_JIS text with their ETag and Last-Modified (a 304 when the browser
+    has them), honouring ``Range: bytes=N-`` (a browser's differential fetch of a dat)."""
     tag = http_cache.etag(body_digest if body_digest is not None else http_cache.digest(body))
     headers = {"Accept-Ranges": "bytes", "Cache-Control": http_cache.PUBLIC, "ETag": tag}
-    if last_modified is not None:
-        headers["Last-Modified"] = last_modified
-    # If-None-Match comes before Range (RFC 9110 13.2.2); If-Modified-Since is not answered:
-    # an あぼーん changes a dat without changing its last post's time.
-    if http_cache.not_modified(request, tag):
-        return Response(status_code=304, headers=headers)
-    wanted = request.headers.get("range", "")
-    found = _RANGE.fullmatch(wanted.strip())
-    if found:
-        start = int(found.group(1))
-        end = int(found.group(2)) if found.group(2) else len(body) - 1
-        if start >= len(body) or end < start:
-            headers["Content-Range"] = f"bytes */{len(body)}"
-            return Response(status_code=416, headers=headers, media_type=dat.CONTENT_TYPE)
-        end = min(end, len(body) - 1)
-        headers["Content-Range"] = f"bytes {start}-{end}/{len(body)}"
-        return Response(
-            body[start : end + 1], status_code=206, headers=headers, media_type=dat.CONTENT_TYPE
-        )
-    return Response(body, headers=headers, media_type=dat.CONTENT_TYPE)
+    modified = None
+    if changed is not None:
+        modified = shown_modified(changed, utcnow())
+        headers["Last-Modified"] = formatdate(modified, usegmt=True)
+    # If-None-Match, when sent, decides alone (RFC 9110 13.2.2); then If-Modified-Since.
+    if "if-none-match" in request.headers:
+        if http_cache.not_modified(request, tag):
+            return Response(status_code=304, headers=headers)
+    elif changed is not None:
+        since = _since(request)
+        if since is not None and since >= _second(changed):
+            return Response(status_code=304, headers=headers)
+    return Response(body, headers=headers, media_type=media_type)
+
+
+def _range(request: Request) -> int | None:
+    found = _RANGE.fullmatch(request.headers.get("range", "").strip())
+    if found is None:
+        return None
+    return int(found.group(1))
+
+
+def _dat_response(
+    request: Request,
+    body: bytes,
+    body_digest: bytes,
+    changed: datetime,
+) -> Response:
+    """The dat, whole or from the requested byte (``Range: bytes=N-``, 差分): 304 when the
+    copy is current, 206 with the bytes after it, 416 past the end. An あぼーん (or its
+    undoing) keeps every byte offset (``dat.same_length_abon``), so a copy from before it is
+    still a beginning of the dat, its posts' text aside: the 206 never shifts."""
+    start = _range(request)
+    if start is None or start == 0:
+        return _sjis(request, body, changed, body_digest)
+    headers = {
+        "Accept-Ranges": "bytes",
+        "Cache-Control": http_cache.PUBLIC,
+        "ETag": http_cache.etag(body_digest),
+        "Last-Modified": formatdate(shown_modified(changed, utcnow()), usegmt=True),
+    }
+    # If-None-Match, when sent, decides alone; then If-Modified-Since (``shown_modified``).
+    if "if-none-match" in request.headers:
+        if http_cache.not_modified(request, headers["ETag"]):
+            return Response(status_code=304, headers=headers)
+    else:
+        since = _since(request)
+        if since is not None and since >= _second(changed):
+            return Response(status_code=304, headers=headers)  # nothing since the copy
+    if start > len(body):
+        headers["Content-Range"] = f"bytes */{len(body)}"
+        return Response(status_code=416, headers=headers, media_type=dat.CONTENT_TYPE)
+    if start == len(body):
+        return Response(status_code=304, headers=headers)  # the copy is the whole dat
+    headers["Content-Range"] = f"bytes {start}-{len(body) - 1}/{len(body)}"
+    return Response(body[start:], status_code=206, headers=headers, media_type=dat.CONTENT_TYPE)
 
 
 @router.get("/{board}/subject.txt")
 def subject_txt(request: Request, board: str, session: SessionDep) -> Response:
     found = _board(session, board)
+    changed = dat.board_changed_at(session, found)
     body = dat.subject(session, found)
     session.commit()
-    return _sjis(request, body)
+    return _sjis(request, body, changed)
 
 
 @router.get("/{board}/SETTING.TXT")
@@ -305,28 +374,74 @@ def setting_txt(request: Request, board: str, session: SessionDep) -> Response:
     return _sjis(request, dat.setting(found))
 
 
+@router.get("/{board}/head.txt")
+def head_txt(request: Request, board: str, session: SessionDep) -> Response:
+    """The board's ローカルルール (its description)."""
+    found = _board(session, board)
+    session.commit()
+    return _sjis(request, dat.head(found), media_type=dat.HTML_TYPE)
+
+
+def site_base(request: Request, settings: Settings) -> str:
+    """The site's address for absolute links (bbsmenu): BBSGM_BASE_URL, else as the request
+    reached it — and, since a 専ブラ's Host carries no port, the port the server listens on
+    when the Host has none."""
+    if settings.base_url:
+        return settings.base_url.rstrip("/")
+    host = request.headers.get("host", "")
+    server = request.scope.get("server")
+    if host and ":" not in host.rsplit("]", 1)[-1] and server and server[1] not in (80, 443):
+        host = f"{host}:{server[1]}"
+    return f"{request.url.scheme}://{host or 'localhost'}"
+
+
+@router.get("/bbsmenu.html")
+def bbsmenu_html(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+    """Every board, so a 専ブラ takes the whole site in one step."""
+    boards = forum.list_boards(session)
+    session.commit()
+    body = dat.bbsmenu(boards, site_base(request, settings))
+    return _sjis(request, body, media_type=dat.HTML_TYPE)
+
+
+@router.get("/bbsmenu.json")
+def bbsmenu_json(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+    boards = forum.list_boards(session)
+    session.commit()
+    document = dat.bbsmenu_json(boards, site_base(request, settings))
+    body = json.dumps(document, ensure_ascii=False).encode("utf-8")
+    return http_cache.conditional(
+        request,
+        body,
+        http_cache.etag(http_cache.digest(body)),
+        media_type="application/json",
+        cache_control=http_cache.PUBLIC,
+    )
+
+
 @router.get("/{board}/dat/{key}.dat")
 def dat_file(request: Request, board: str, key: str, session: SessionDep) -> Response:
     found = _board(session, board)
-    if not _KEY.fullmatch(key):
-        raise NotFound(N_("スレッド %(id)s はありません。") % {"id": key})
-    thread = forum.get_thread(session, int(key))
-    if thread.board_id != found.id:
-        raise NotFound(N_("スレッド %(id)s はこの板にありません。") % {"id": key})
+    thread = dat.thread_by_key(session, found, key)
     # Names, dates, IDs and bodies never change; the title, new posts and あぼーん do
     # (app/web/thread_cache.py). Undone moves do not show in a dat.
     version = thread_cache.thread_version(session, thread, None)
     cache_key = ("dat", thread.id, thread.title, version.post_count, version.moderation)
     body, body_digest = thread_cache.cached_file(cache_key, lambda: dat.dat(session, thread))
-    modified = format_datetime(thread.last_post_at, usegmt=True)
+    # Last-Modified: the last post, or the last あぼーん (or its undoing) if later.
+    changed = dat.last_post_time(session, thread)
+    rewritten = dat.last_rewrite(session, thread)
+    if rewritten is not None and rewritten > changed:
+        changed = rewritten
     session.commit()
-    return _sjis(request, body, modified, body_digest)
+    return _dat_response(request, body, body_digest, changed)
 
 
 @router.get("/test/read.cgi/{board}/{key}/")
 @router.get("/test/read.cgi/{board}/{key}")
-def read_cgi(board: str, key: str) -> RedirectResponse:
+def read_cgi(board: str, key: str, session: SessionDep) -> RedirectResponse:
     """The 2ch thread URL a browser opens in a web browser: the thread page."""
-    if not _KEY.fullmatch(key) or not _SLUG.fullmatch(board):
-        raise NotFound(N_("そのスレッドはありません。"))
-    return RedirectResponse(f"/threads/{key}", status_code=301)
+    found = _board(session, board)
+    thread = dat.thread_by_key(session, found, key)
+    session.commit()
+    return RedirectResponse(f"/threads/{thread.id}", status_code=301)

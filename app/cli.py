@@ -17,8 +17,8 @@ BASE_URL_UNSET = (
 
 
 def _prepare_database(settings: Settings) -> None:
-    from app import migrate
-    from app.db import Database
+    from app.db import migrate
+    from app.db.engine import Database
     from app.gm.service import ensure_game_boards
 
     migrate.upgrade(settings)
@@ -45,7 +45,7 @@ def _database_answers(settings: Settings) -> str | None:
     from sqlalchemy import text
     from sqlalchemy.exc import SQLAlchemyError
 
-    from app.db import Database
+    from app.db.engine import Database
 
     db = Database(settings.database_url)
     try:
@@ -97,7 +97,7 @@ def cmd_migrate(_args: argparse.Namespace) -> int:
 
 
 def cmd_makemigration(args: argparse.Namespace) -> int:
-    from app import migrate
+    from app.db import migrate
 
     migrate.make_revision(get_settings(), args.message)
     return 0
@@ -105,8 +105,8 @@ def cmd_makemigration(args: argparse.Namespace) -> int:
 
 def cmd_check(_args: argparse.Namespace) -> int:
     """Checks the stored data against its invariants and reports every difference."""
-    from app.checks import run_checks
-    from app.db import Database
+    from app.archive.checks import run_checks
+    from app.db.engine import Database
 
     settings = get_settings()
     db = Database(settings.database_url)
@@ -123,7 +123,7 @@ def cmd_check(_args: argparse.Namespace) -> int:
 
 def cmd_tick(_args: argparse.Namespace) -> int:
     """Apply every turn deadline that has passed (for cron; `serve` also does this itself)."""
-    from app.db import Database
+    from app.db.engine import Database
     from app.gm.deadlines import tick
 
     settings = get_settings()
@@ -138,8 +138,8 @@ def cmd_tick(_args: argparse.Namespace) -> int:
 
 def cmd_deliver(_args: argparse.Namespace) -> int:
     """Send due webhook and mail notifications (`serve` also does this itself)."""
-    from app.db import Database
-    from app.delivery import deliver_due
+    from app.db.engine import Database
+    from app.notify.delivery import deliver_due
 
     settings = get_settings()
     db = Database(settings.database_url)
@@ -155,9 +155,9 @@ def cmd_deliver(_args: argparse.Namespace) -> int:
 
 
 def cmd_admin(args: argparse.Namespace) -> int:
-    from app.db import Database
+    from app.db.engine import Database
     from app.errors import ServiceError
-    from app.moderation import set_admin
+    from app.forum.moderation import set_admin
 
     settings = get_settings()
     db = Database(settings.database_url)
@@ -186,7 +186,7 @@ def _read_record_file(path: str) -> bytes:
 def cmd_import(args: argparse.Namespace) -> int:
     """Re-create a finished game and its thread from an export; verified by replay first."""
     from app.archive.importer import import_game, load_record
-    from app.db import Database
+    from app.db.engine import Database
     from app.errors import ServiceError
 
     try:
@@ -224,7 +224,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     """Check an export (or a stored game): seed hash, full replay, final view and result."""
     from app.archive.records import load_record
     from app.archive.verify import Report, verify, verify_game
-    from app.db import Database
+    from app.db.engine import Database
     from app.errors import ServiceError
     from app.gm.service import get_game
 

@@ -11,7 +11,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
-from app.db import is_sqlite_file
+from app.db.engine import is_sqlite_file
 from app.games.resources import resource_dir
 
 DEFAULT_DATABASE_URL = "sqlite:///bbsgm.db"
@@ -39,7 +39,7 @@ class Settings(BaseSettings):
     # Live threads re-read the database at least this often (covers writers that cannot
     # notify this process, e.g. `bbsgm tick` on SQLite).
     live_poll_seconds: float = Field(default=15.0, gt=0, le=86_400)
-    # Notifications by webhook and mail (app/delivery.py).
+    # Notifications by webhook and mail (app/notify/delivery.py).
     # The site's public address for the links in webhook and mail messages, which are built
     # by a background worker, away from any request. None (unset): each subscription's links
     # use the address of the request that made it (docs/notifications.md).
@@ -51,7 +51,7 @@ class Settings(BaseSettings):
     smtp_password: str | None = None
     smtp_from: str = "bbsgm@localhost"
     smtp_starttls: bool = False
-    # Rate limits (app/ratelimit.py), counted in the database; 0 turns one limit off and
+    # Rate limits (app/accounts/ratelimit.py), counted in the database; 0 turns one limit off and
     # rate_limits=false all of them. Logins count per address and per account name tried.
     rate_limits: bool = True
     posts_per_minute_per_account: int = Field(default=30, ge=0)

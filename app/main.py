@@ -19,27 +19,29 @@ from sqlalchemy.exc import OperationalError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app import accounts, games, live
+from app import games
+from app.accounts import users as accounts
+from app.accounts.ratelimit import RequestLimits, in_flight_limit
 from app.api.archive import router as archive_api_router
 from app.api.cards import router as cards_api_router
 from app.api.games import router as games_api_router
 from app.api.routes import router as api_router
 from app.archive.search import INDEX_BATCH, index_batch
 from app.config import Settings, get_settings
-from app.db import Database, is_sqlite_file
-from app.delivery import deliver_due
+from app.db.engine import Database, is_sqlite_file
+from app.db.models import User
 from app.errors import ServiceError
 from app.gm.deadlines import tick
-from app.headers import SecurityHeaders
 from app.i18n import LanguageMiddleware
-from app.models import User
-from app.ratelimit import RequestLimits, in_flight_limit
+from app.live import hub as live
+from app.notify.delivery import deliver_due
 from app.web import deps
 from app.web.archive_pages import router as archive_pages_router
 from app.web.bbs_cgi import router as bbs_cgi_router
 from app.web.card_pages import router as card_pages_router
 from app.web.feed_pages import router as feed_router
 from app.web.game_pages import router as game_pages_router
+from app.web.headers import SecurityHeaders
 from app.web.howto_pages import router as howto_pages_router
 from app.web.live_pages import router as live_router
 from app.web.pages import router as pages_router
@@ -67,7 +69,7 @@ def _unavailable(exc: Exception) -> bool:
 
 def open_database(settings: Settings) -> Database:
     """The app's engine. Its pool keeps a connection for every request
-    let inside the app at once (``max_requests_in_flight``, app/ratelimit.py): with
+    let inside the app at once (``max_requests_in_flight``, app/accounts/ratelimit.py): with
     SQLAlchemy's default of five and twelve let in, the sixth to twelfth concurrent requests
     each opened a connection and closed it after use — a new PostgreSQL backend, with cold
     caches, per request. The overflow above it stays for the
@@ -131,16 +133,16 @@ def create_app(
     app.state.database = database or open_database(settings)
     app.state.secret_key = settings.resolved_secret_key()
     app.state.templates = make_templates(settings)
-    # Limits (app/ratelimit.py): bodies over max_request_bytes get 413 before any parsing, at
-    # most max_requests_in_flight requests are inside the app at once, and a 429 gets
-    # Retry-After. Added before `security`, which wraps it and its answers.
+    # Limits (app/accounts/ratelimit.py): bodies over max_request_bytes get 413 before any
+    # parsing, at most max_requests_in_flight requests are inside the app at once, and a 429
+    # gets Retry-After. Added before `security`, which wraps it and its answers.
     app.add_middleware(
         RequestLimits,
         max_bytes=settings.max_request_bytes,
         max_in_flight=in_flight_limit(settings),
     )
 
-    # Security headers and the CSRF nonce cookie (app/headers.py); wraps the limits above.
+    # Security headers and the CSRF nonce cookie (app/web/headers.py); wraps the limits above.
     app.add_middleware(SecurityHeaders, secure_cookies=settings.secure_cookies)
 
     # Outermost of ours: the language is set before anything renders, error pages included.
@@ -182,7 +184,7 @@ def create_app(
 
     async def database_unavailable(request: Request, exc: Exception) -> Response:
         """The database did not answer in time: SQLite's write lock stayed taken for
-        ``app.db.BUSY_SECONDS``, or PostgreSQL could not be reached. Nothing was stored (the
+        ``app.db.engine.BUSY_SECONDS``, or PostgreSQL could not be reached. Nothing was stored (the
         transaction is rolled back); 503 with Retry-After, not 500. Other operational errors
         (SQLite's "no such table", say) are the unexpected errors they are."""
         if not _unavailable(exc):

@@ -24,11 +24,12 @@ from sqlalchemy.engine import make_url
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app import accounts, migrate  # noqa: E402
+from app.accounts import users as accounts  # noqa: E402
 from app.config import Settings  # noqa: E402
-from app.db import Database  # noqa: E402
+from app.db import migrate  # noqa: E402
+from app.db.engine import Database  # noqa: E402
+from app.db.models import User  # noqa: E402
 from app.gm.service import ensure_game_boards  # noqa: E402
-from app.models import User  # noqa: E402
 
 SECRET = "bench-secret-key"
 # The order the scripts prefer among legal lines (as tests/test_gm_http.py): a week's work.

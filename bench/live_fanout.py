@@ -64,7 +64,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import bbsgm_serve, machine, make_users, percentile, scratch_database
 
-from app.db import Database
+from app.db.engine import Database
 
 POSTERS = 8
 WARM_SECONDS = 2.0

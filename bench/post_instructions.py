@@ -95,7 +95,7 @@ def child(which: str, games: int) -> None:
     """Under callgrind: set up, warm up with one game, then post ``games`` games' lines."""
     from app.archive.search import index_pending
     from app.config import Settings
-    from app.db import Database
+    from app.db.engine import Database
     from app.main import create_app
 
     with scratch_database(os.environ.get(SERVER_URL)) as url:
@@ -164,7 +164,7 @@ def main() -> None:
         os.environ[SERVER_URL] = sys.argv[1]
     print(f"machine: {machine()}")
     with scratch_database(os.environ.get(SERVER_URL)) as url:
-        from app.db import Database
+        from app.db.engine import Database
 
         db = Database(url)
         posts_per_game = len(record_script(db))

@@ -10,7 +10,7 @@ Each client plays its own えいつく games over HTTP (`bbsgm serve`): two seat
 kicked so the bot ends its weeks, the first playing a script of legal lines recorded once on
 the same seed, so every post is a command the bot applies (each answer is checked to be ok).
 The baseline is this file's `baseline_app` under uvicorn with the same worker count, the same
-engine settings (app.db) and the same number of requests from the same 16 clients.
+engine settings (app.db.engine) and the same number of requests from the same 16 clients.
 
 Both servers are started once and warmed up, unmeasured, with WARM_SECONDS of the same load:
 a server's first requests open its pooled connections and build what it then keeps (compiled
@@ -67,10 +67,10 @@ from common import (
 )
 
 from app.config import Settings
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import User
 from app.gm import service as gm
 from app.main import CHECKPOINT_BACKSTOP_PAGES, open_database
-from app.models import User
 
 CLIENTS = 16
 GAMES_EACH = 24  # 816 lines a client: 49 posts a second for the warm-up and every round

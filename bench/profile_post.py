@@ -35,7 +35,7 @@ from post_throughput import (
     run_bbsgm,
 )
 
-from app.db import Database
+from app.db.engine import Database
 
 TOP = 30
 PROFILE_SECONDS = 15.0

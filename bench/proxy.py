@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import ROOT, Server, bbsgm_serve, free_port, machine, make_users, scratch_database
 
-from app.db import Database
+from app.db.engine import Database
 
 HAPROXY_CANDIDATES = ("haproxy", "/usr/sbin/haproxy")
 INSTALL = "apt-get install -y haproxy"

@@ -34,12 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import SECRET, machine, make_users, pick, scratch_database
 
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import Game, User
 from app.games import find_game
 from app.games.base import Rng
 from app.gm import replay
 from app.gm import service as gm
-from app.models import Game, User
 
 PLAYERS = ["一郎", "二郎", "三郎", "四郎", "五郎"]
 SEED = "c" * 64

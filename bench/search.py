@@ -32,11 +32,11 @@ from sqlalchemy.orm import Session
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app import migrate
 from app.archive.search import MAX_HITS, index_pending, search
 from app.config import Settings
-from app.db import Database
-from app.models import Board, Post, Thread, User
+from app.db import migrate
+from app.db.engine import Database
+from app.db.models import Board, Post, Thread, User
 
 POSTS = 100_000
 POSTS_PER_THREAD = 100

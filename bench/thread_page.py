@@ -41,11 +41,11 @@ from common import (
 )
 from sqlalchemy import select
 
-from app import moderation
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import User
+from app.forum import moderation
 from app.forum import service as forum
 from app.gm import service as gm
-from app.models import User
 
 POSTS = 1000
 ROUNDS = 30

@@ -1,4 +1,4 @@
-"""Alembic environment. Configured from code (app/migrate.py); uses the app's engine setup so
+"""Alembic environment. Configured from code (app/db/migrate.py); uses the app's engine setup so
 SQLite gets the same pragmas as the running service."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from alembic import context
 from sqlalchemy import Engine
 
 from app.archive.search import is_search_object
-from app.db import make_engine
-from app.models import Base, UTCDateTime
+from app.db.engine import make_engine
+from app.db.models import Base, UTCDateTime
 
 config = context.config
 target_metadata = Base.metadata

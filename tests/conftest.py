@@ -22,12 +22,13 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
-from app import accounts, migrate
+from app.accounts import users as accounts
 from app.config import Settings
-from app.db import Database
+from app.db import migrate
+from app.db.engine import Database
+from app.db.models import User
 from app.gm.service import ensure_game_boards
 from app.main import create_app
-from app.models import User
 
 TEST_SECRET = "test-secret-key-not-for-production"
 

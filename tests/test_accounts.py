@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.orm import Session
 
-from app import accounts
-from app.db import Database
+from app.accounts import users as accounts
+from app.db.engine import Database
+from app.db.models import User
 from app.errors import Conflict, Invalid, Unauthorized
-from app.models import User
 from tests.conftest import unique_name
 
 

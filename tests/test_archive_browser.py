@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from app.db import Database
+from app.db.engine import Database
 from tests.conftest import LiveServer
 from tests.test_archive_helpers import play
 

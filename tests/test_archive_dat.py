@@ -10,8 +10,8 @@ import httpx
 from sqlalchemy.orm import Session
 
 from app.archive import dat
+from app.db.models import Post, Thread
 from app.forum import service as forum
-from app.models import Post, Thread
 from tests.conftest import api_user
 
 EXPECTED = Path(__file__).parent / "data" / "archive_thread.dat"

@@ -10,10 +10,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app import accounts
+from app.accounts import users as accounts
+from app.db.models import Game, User
 from app.gm import replay
 from app.gm import service as gm
-from app.models import Game, User
 from tests.conftest import unique_name
 from tests.test_gm_http import pick
 

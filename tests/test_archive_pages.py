@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.db import Database
+from app.db.engine import Database
 from app.forum.service import BBS_TZ
 from app.gm import service as gm
 from tests.test_archive_helpers import new_table, play, post, unique_words

@@ -16,11 +16,11 @@ from app.archive import frames, records
 from app.archive.importer import ImportRefused, import_game
 from app.archive.verify import verify, verify_game
 from app.config import Settings, get_settings
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import Game, Move, Post, SealedCommand
 from app.errors import Invalid
 from app.gm import service as gm
 from app.gm.results import final_result
-from app.models import Game, Move, Post, SealedCommand
 from tests.test_archive_helpers import Played, new_table, play, post
 
 FINISHED_KEYS = {
@@ -116,7 +116,7 @@ def test_export_hides_the_seed_and_sealed_text_until_the_end(session: Session) -
 
 
 def test_hidden_posts_are_exported_as_aboon(session: Session, finished: Played) -> None:
-    from app.moderation import set_hidden
+    from app.forum.moderation import set_hidden
 
     game = finished.game
     set_hidden(session, game.thread_id, 2, finished.master, True)
@@ -283,7 +283,7 @@ def test_export_import_replays_identically(session: Session, finished: Played) -
     assert [(p.number, p.author_name, p.body) for p in posts] == [
         (p["number"], p["author"], p["body"]) for p in data["thread"]["posts"]
     ]
-    from app.checks import run_checks
+    from app.archive.checks import run_checks
 
     assert not [p for p in run_checks(session) if f"game {imported.id}:" in p]
 

@@ -8,10 +8,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.archive import frames
+from app.db.models import Move, Post, SealedCommand
 from app.errors import Forbidden, Invalid
 from app.gm import platform, replay
 from app.gm import service as gm
-from app.models import Move, Post, SealedCommand
 from tests.test_archive_helpers import Played, new_table, play, post
 
 

@@ -19,15 +19,15 @@ from sqlalchemy import event, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from app import main as app_main
-from app import migrate
 from app.archive import search as archive_search
 from app.archive.search import MAX_HITS, SHORT_SCAN_WINDOW, search
 from app.config import Settings
-from app.db import Database, _write_lock
+from app.db import migrate
+from app.db.engine import Database, _write_lock
+from app.db.models import Post, SealedCommand, Thread, User
 from app.errors import Invalid
 from app.forum import service as forum
-from app.models import Post, SealedCommand, Thread, User
-from app.moderation import set_hidden
+from app.forum.moderation import set_hidden
 from app.web import archive_pages
 from tests.conftest import ApiUser
 from tests.test_archive_helpers import SECRET, make_user, play, unique_words

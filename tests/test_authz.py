@@ -1,5 +1,5 @@
 """Authorization, endpoint by endpoint, for anonymous / player / other player / GM / admin
-(app.moderation.set_admin) and a logged-in stranger: who may post, hide, seal and read what;
+(app.forum.moderation.set_admin) and a logged-in stranger: who may post, hide, seal and read what;
 nobody reads another seat's hidden view or sealed commands; nobody acts for another player;
 GM commands by anyone but the game's GM change nothing; every POST page route refuses a form
 without its CSRF token and stores nothing; the JSON API never acts on a cookie."""
@@ -15,10 +15,10 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import Base, Game, RateLimit
+from app.forum.moderation import set_admin
 from app.games import all_games, find_game
-from app.models import Base, Game, RateLimit
-from app.moderation import set_admin
 from tests.conftest import ApiUser, LiveServer
 from tests.support.load_support import fast_users, session_cookie, started_eitsuku
 from tests.test_fuzz_api import ENDPOINTS

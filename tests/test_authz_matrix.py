@@ -40,11 +40,13 @@ import pytest
 from itsdangerous import Signer
 from sqlalchemy import select
 
-from app import accounts, feeds, notify
+from app.accounts import users as accounts
 from app.config import Settings
-from app.db import Database
-from app.models import Game, Post, Thread, User, Webhook, utcnow
-from app.moderation import set_admin
+from app.db.engine import Database
+from app.db.models import Game, Post, Thread, User, Webhook, utcnow
+from app.forum.moderation import set_admin
+from app.notify import feeds
+from app.notify import notices as notify
 from tests.conftest import ApiUser, LiveServer
 from tests.support.load_support import fast_users, started_eitsuku
 from tests.test_fuzz_api import ENDPOINTS, check_answer

@@ -15,12 +15,12 @@ import httpx
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from app import migrate
 from app.archive import dat
 from app.config import Settings
-from app.db import Database
+from app.db import migrate
+from app.db.engine import Database
+from app.db.models import Post, Thread
 from app.forum import service as forum
-from app.models import Post, Thread
 from app.web import bbs_cgi
 from app.web.archive_pages import shown_modified
 from tests.conftest import LiveServer, api_user, unique_name
@@ -406,8 +406,8 @@ def test_sage_keeps_the_threads_place_and_age_raises_it(
 
 def test_thread_keys_read_as_creation_seconds_and_are_unique_per_board(session: Session) -> None:
     """A new thread's key is the second it was made, or the next one its board has free."""
-    from app import accounts
-    from app.models import Board
+    from app.accounts import users as accounts
+    from app.db.models import Board
 
     board = Board(slug=unique_name("k"), title="鍵", description="")
     session.add(board)
@@ -553,7 +553,7 @@ def test_references_decode_to_characters_but_never_to_control_characters() -> No
 
 
 def test_stored_mail_is_none_for_web_posts(session: Session) -> None:
-    from app import accounts
+    from app.accounts import users as accounts
 
     author = accounts.register(session, unique_name(), "password123")
     thread, post = forum.create_thread(

@@ -29,10 +29,11 @@ if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
     pytest.skip("Debian's chromium is missing (.ci/test installs it)", allow_module_level=True)
 
 RULE = "card.color != prev.color"
-# User text that reaches a picture. Player names cannot hold < > & " ' (app/accounts.py), so the
-# markup goes where free text is drawn: a game's title (the recruiting picture) and a parent's
-# HINT (新新エリューシス). Each is short enough to be drawn on one line, uncut, so that a picture
-# that stopped escaping would hold a well-formed <script> element (and the test would see it run).
+# User text that reaches a picture. Player names cannot hold < > & " '
+# (app/accounts/users.py), so the markup goes where free text is drawn: a game's title (the
+# recruiting picture) and a parent's HINT (新新エリューシス). Each is short enough to be drawn on
+# one line, uncut, so that a picture that stopped escaping would hold a well-formed <script>
+# element (and the test would see it run).
 TITLE_MARKUP = "<script>alert(__pwned=2)</script>"
 HINT_MARKUP = "<script>__pwned=1</script>"
 HAND_LABEL = "あなたの手札"

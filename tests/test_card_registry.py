@@ -17,14 +17,15 @@ from pydantic import BaseModel
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app import cards, migrate
 from app.config import Settings
-from app.db import Database
+from app.db import migrate
+from app.db.engine import Database
+from app.db.models import CardVersion, Game, Thread, User
 from app.forum import service as forum
+from app.forum.moderation import set_admin
 from app.games.cardbattle.registry import name_key
+from app.gm import cards
 from app.gm import service as gm
-from app.models import CardVersion, Game, Thread, User
-from app.moderation import set_admin
 from tests.conftest import ApiUser, api_user
 from tests.test_i18n import JAPANESE, japanese_outside
 

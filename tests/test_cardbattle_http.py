@@ -13,10 +13,10 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import CardVersion
+from app.forum.moderation import set_admin
 from app.games.cardbattle.registry import name_key
-from app.models import CardVersion
-from app.moderation import set_admin
 from tests.conftest import ApiUser, api_user
 
 

@@ -16,10 +16,10 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from app import accounts
+from app.accounts import users as accounts
 from app.config import Settings
-from app.db import Database
-from app.models import User
+from app.db.engine import Database
+from app.db.models import User
 from tests.conftest import TEST_SECRET, _free_port, unique_name
 
 

@@ -21,12 +21,12 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from app import migrate
 from app.config import Settings
-from app.db import Database
+from app.db import migrate
+from app.db.engine import Database
+from app.db.models import Game, Move, Post
 from app.gm.replay import replay
 from app.gm.service import ensure_game_boards
-from app.models import Game, Move, Post
 from tests.conftest import TEST_SECRET, ApiUser, _create_pg_database, _drop_pg_database
 from tests.support.load_support import (
     ServeProcess,

@@ -1,4 +1,4 @@
-"""`app.db`: the JSON columns, SQLite's write lock, read sessions and checkpoints, and the
+"""`app.db.engine`: the JSON columns, SQLite's write lock, read sessions and checkpoints, and the
 PostgreSQL pool's handling of a server that went away."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from sqlalchemy import Text, select, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from app import db as db_module
-from app.db import BUSY_SECONDS, Database
+from app.db import engine as db_module
+from app.db.engine import BUSY_SECONDS, Database
+from app.db.models import Post, Thread, User
 from app.forum import service as forum
-from app.models import Post, Thread, User
 
 _THREADS = Thread.__table__
 _POSTS = Post.__table__
@@ -31,7 +31,7 @@ def _thread(session: Session, user: User) -> Thread:
 def test_json_columns_keep_their_values_and_store_text_as_utf8(
     session: Session, user: User
 ) -> None:
-    """JSON goes through orjson (app.db.make_engine): the values read back are those written,
+    """JSON goes through orjson (app.db.engine.make_engine): the values read back are those written,
     keys that are not strings become strings as with the stdlib, and Japanese is stored as
     itself, not as \\u escapes."""
     thread = _thread(session, user)
@@ -193,8 +193,8 @@ def test_the_server_checkpoints_in_the_background(tmp_path: Path, seconds: float
     ``checkpoint`` every ``wal_checkpoint_seconds``; with 0 it leaves them to the commits."""
     import asyncio
 
-    from app import migrate
     from app.config import Settings
+    from app.db import migrate
     from app.main import CHECKPOINT_BACKSTOP_PAGES, create_app
 
     url = f"sqlite:///{tmp_path}/server.db"

@@ -20,12 +20,14 @@ from pydantic import ValidationError
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
-from app import accounts, delivery, notify
+from app.accounts import users as accounts
 from app.config import Settings
-from app.db import Database
-from app.delivery import MAX_ATTEMPTS, deliver_due, request_base_url
+from app.db.engine import Database
+from app.db.models import Delivery, Notification, User, Webhook, utcnow
 from app.gm import service as gm
-from app.models import Delivery, Notification, User, Webhook, utcnow
+from app.notify import delivery
+from app.notify import notices as notify
+from app.notify.delivery import MAX_ATTEMPTS, deliver_due, request_base_url
 from tests.conftest import ApiUser, api_user, unique_name
 from tests.test_pages import csrf, register
 

@@ -10,8 +10,8 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import notify
-from app.models import Notification
+from app.db.models import Notification
+from app.notify import notices as notify
 from tests.conftest import api_user
 from tests.test_moderation import T0, new_table, say
 

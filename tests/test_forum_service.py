@@ -8,9 +8,9 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.db.models import Post, Thread, User
 from app.errors import Invalid, NotFound
 from app.forum import service as forum
-from app.models import Post, Thread, User
 
 SECRET = "s"
 

@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 
 from app.config import Settings
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import SealedCommand
 from app.main import create_app
-from app.models import SealedCommand
 from tests.conftest import LiveServer
 from tests.support.load_support import fast_users, session_cookie
 

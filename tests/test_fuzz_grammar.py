@@ -30,7 +30,9 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import Adjustment, GamePlayer, Move, User
+from app.db.models import Game as GameRow
 from app.errors import ServiceError
 from app.forum.service import clean_body
 from app.games import all_games
@@ -38,8 +40,6 @@ from app.games.base import Actor, CommandSyntaxError, Game, State, normalise
 from app.gm import replay
 from app.gm import service as gm
 from app.gm.lines import classify_line
-from app.models import Adjustment, GamePlayer, Move, User
-from app.models import Game as GameRow
 from tests.conftest import TEST_SECRET, ApiUser, LiveServer, unique_name
 from tests.support.fuzz_states import (
     DRIVERS,

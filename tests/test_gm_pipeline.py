@@ -10,8 +10,9 @@ import pytest
 from sqlalchemy import event, func, select, text, update
 from sqlalchemy.orm import Session
 
-from app import accounts
-from app.checks import run_checks
+from app.accounts import users as accounts
+from app.archive.checks import run_checks
+from app.db.models import Game, GamePlayer, Move, Post, User
 from app.forum import service as forum
 from app.games.base import Rng
 from app.gm import replay, store, working
@@ -19,7 +20,6 @@ from app.gm import reply as answers
 from app.gm import service as gm
 from app.gm.legal import legal_for
 from app.gm.lines import classify_line, misspelt_verb
-from app.models import Game, GamePlayer, Move, Post, User
 from tests.conftest import unique_name
 
 SECRET = "s"
@@ -540,7 +540,7 @@ def test_one_your_turn_notice_per_turn_not_one_per_step(session: Session, kind: 
     only an inner step moved on (掲示板進行カードゲーム's window asks both players; the other's
     answer moved the step, not the turn), nor by its own post in the same turn. Between two
     notices to the same player, either that player posted or a new turn in words began."""
-    from app.models import Notification, SealedCommand
+    from app.db.models import Notification, SealedCommand
     from tests.support.fuzz_states import PLAYERS, Table, script
 
     master = make_user(session)

@@ -23,10 +23,11 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 
-from app import i18n, migrate
+from app import i18n
 from app.archive import listing
 from app.config import Settings
-from app.db import Database
+from app.db import migrate
+from app.db.engine import Database
 from app.games import all_games
 from app.gm.service import ensure_game_boards
 from app.main import create_app
@@ -285,7 +286,7 @@ def page_messages() -> Iterator[tuple[str, str]]:
                 arguments = [node.args[0], node.args[2]]
             elif where == "app/archive/verify.py" and "mismatches.append" in ast.unparse(func):
                 arguments = [node.args[0]]  # the report's mismatch lines
-            elif where == "app/ratelimit.py" and name == "Rule" and len(node.args) == 4:
+            elif where == "app/accounts/ratelimit.py" and name == "Rule" and len(node.args) == 4:
                 arguments = [node.args[3]]
             for argument in arguments:
                 if isinstance(argument, ast.Name) and argument.id.isupper():
@@ -295,7 +296,7 @@ def page_messages() -> Iterator[tuple[str, str]]:
 
 
 def notification_texts(path: Path) -> Iterator[tuple[str, str]]:
-    """Every Japanese text written in app/notify.py: it only writes notifications, which the
+    """Every Japanese text written in app/notify/notices.py: it only writes notifications, which the
     notifications page shows."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skip: set[int] = set()  # docstrings, and the pieces of f-strings (sampled whole)
@@ -312,7 +313,7 @@ def notification_texts(path: Path) -> Iterator[tuple[str, str]]:
             continue
         for text in _sample(node):
             if JAPANESE.search(text):
-                yield f"app/notify.py:{node.lineno}", text
+                yield f"app/notify/notices.py:{node.lineno}", text
 
 
 def test_every_message_a_page_can_show_is_translated() -> None:

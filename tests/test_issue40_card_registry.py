@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from app import cards
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import Game, User
 from app.forum import service as forum
-from app.models import Game, User
+from app.gm import cards
 from tests.conftest import ApiUser
 from tests.test_card_registry import (
     admin,

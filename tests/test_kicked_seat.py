@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from app.db import Database
+from app.db.engine import Database
 from tests.conftest import TEST_SECRET, ApiUser
 from tests.support.load_support import fast_users, session_cookie
 from tests.test_authz_matrix import eleusis_game, page_token

@@ -27,13 +27,10 @@ from sqlalchemy import event, select, text, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from app import accounts, delivery, feeds, i18n, ratelimit
-from app import db as app_db
-from app.config import Settings
-from app.db import Database
-from app.main import _unavailable, open_database
-from app.models import ApiToken, FeedToken, Game, RateLimit, SealedCommand, User, Webhook, utcnow
-from app.ratelimit import (
+from app import i18n
+from app.accounts import ratelimit
+from app.accounts import users as accounts
+from app.accounts.ratelimit import (
     MINUTE,
     RateLimited,
     Rule,
@@ -42,6 +39,12 @@ from app.ratelimit import (
     in_flight_limit,
     retry_after,
 )
+from app.config import Settings
+from app.db import engine as app_db
+from app.db.engine import Database
+from app.db.models import ApiToken, FeedToken, Game, RateLimit, SealedCommand, User, Webhook, utcnow
+from app.main import _unavailable, open_database
+from app.notify import delivery, feeds
 from tests.conftest import ApiUser, api_user, unique_name
 from tests.support.load_support import (
     ServeProcess,
@@ -665,7 +668,7 @@ def test_a_full_counter_refuses_a_post_before_its_transaction_and_takes_it_back(
 def test_a_post_that_waits_too_long_for_the_write_lock_is_503_and_stores_nothing(
     client: httpx.Client, database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """SQLite: a request that cannot get the write lock within app.db.BUSY_SECONDS is told to
+    """SQLite: a request that cannot get the write lock within app.db.engine.BUSY_SECONDS is told to
     come back (503, Retry-After), not 500; nothing of it is stored, and the next post takes
     the next number."""
     if database.engine.dialect.name != "sqlite":

@@ -87,7 +87,7 @@ def test_new_posts_stream_live_once_each(
 def test_many_streams_of_one_thread_each_get_every_post_once(
     live_server: LiveServer, thread: tuple[ApiUser, int]
 ) -> None:
-    """The streams of a thread share their reads (app/live.py): each still gets every post
+    """The streams of a thread share their reads (app/live/hub.py): each still gets every post
     once, in order, with its own data, whether it came before the posts or among them."""
     user, thread_id = thread
     url = f"{live_server.url}/api/threads/{thread_id}/events?after=1"
@@ -206,7 +206,7 @@ def test_postgres_listens_only_while_this_process_has_streams(settings: Any, dat
     from sqlalchemy import text
     from sqlalchemy.engine import make_url
 
-    from app import live
+    from app.live import hub as live
 
     if not settings.database_url.startswith("postgresql"):
         pytest.skip("LISTEN/NOTIFY is PostgreSQL's")
@@ -270,7 +270,7 @@ def test_postgres_streams_read_again_when_listen_comes_up(settings: Any) -> None
 
     from sqlalchemy.engine import make_url
 
-    from app import live
+    from app.live import hub as live
 
     if not settings.database_url.startswith("postgresql"):
         pytest.skip("LISTEN/NOTIFY is PostgreSQL's")

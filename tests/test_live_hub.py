@@ -1,4 +1,4 @@
-"""app.live.Hub, the live streams' fan-out: the streams of a thread share one read per
+"""app.live.hub.Hub, the live streams' fan-out: the streams of a thread share one read per
 wake-up, wake-ups that come while one is delivered are folded into the next, and through all
 of it every stream gets every post once, in order. No HTTP, no database: a list stands for
 the thread, and each stream runs the loop of app/web/live_pages.py's."""
@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from app import live
+from app.live import hub as live
 
 LIMIT = 5  # posts a read gives at most (live_pages.BATCH), small to test catching up
 

@@ -13,12 +13,12 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from app.checks import check_post_numbers
+from app.archive.checks import check_post_numbers
 from app.config import Settings
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import Game, GamePlayer, Move
 from app.gm.platform import made_after_undo
 from app.gm.replay import replay
-from app.models import Game, GamePlayer, Move
 from tests.conftest import ApiUser, LiveServer
 from tests.support.load_support import (
     ServeProcess,
@@ -93,7 +93,7 @@ def test_64_clients_post_into_one_thread_at_once(server: ServeProcess, database:
 
 def test_64_clients_into_one_process(live_server: LiveServer, database: Database) -> None:
     """More clients than one process has worker threads (40) or pooled connections (15): the
-    requests beyond app.ratelimit.RequestLimits' places wait their turn instead of starving
+    requests beyond app.accounts.ratelimit.RequestLimits' places wait their turn instead of starving
     the ones that hold the database (they used to time out after 30 s with 500s)."""
     with httpx.Client(base_url=live_server.url, timeout=60) as web:
         users = fast_users(database, CLIENTS, web, prefix="one")

@@ -17,12 +17,12 @@ from sqlalchemy import insert, inspect, select, text
 from sqlalchemy import table as sa_table
 from sqlalchemy.orm import Session, load_only
 
-from app import migrate
 from app.archive.search import index_pending, is_search_object, search
 from app.config import Settings
-from app.db import Database
+from app.db import migrate
+from app.db.engine import Database
+from app.db.models import Base, Post, Thread, User, utcnow
 from app.forum import service as forum
-from app.models import Base, Post, Thread, User, utcnow
 from tests.conftest import _create_pg_database, _drop_pg_database
 
 
@@ -181,8 +181,8 @@ def test_eitsuku_games_stored_before_edition_2_keep_edition_1(tmp_path: Path) ->
     """0013_eitsuku_edition: every えいつく game already stored is marked edition 1 (it goes on,
     and replays, by the rules it was made with); other kinds are left alone; going back
     removes the mark."""
+    from app.db.models import Game
     from app.gm import service as gm
-    from app.models import Game
 
     url = f"sqlite:///{tmp_path / 'edition.db'}"
     settings = Settings(database_url=url, secret_key="k", tick_seconds=0, deliver_seconds=0)

@@ -10,13 +10,14 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import accounts, moderation
-from app.checks import run_checks
-from app.db import Database
+from app.accounts import users as accounts
+from app.archive.checks import run_checks
+from app.db.engine import Database
+from app.db.models import Game, ModerationEntry, Notification, Post, User
 from app.errors import Forbidden
+from app.forum import moderation
 from app.gm import deadlines, replay
 from app.gm import service as gm
-from app.models import Game, ModerationEntry, Notification, Post, User
 from tests.conftest import unique_name
 from tests.test_gm_pipeline import SECRET, seed_without_choice
 

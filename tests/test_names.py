@@ -25,14 +25,14 @@ import pytest
 from sqlalchemy import String, Text, func, or_, select
 from sqlalchemy.orm import Session
 
-from app import accounts
-from app.db import Database
+from app.accounts import users as accounts
+from app.db.engine import Database
+from app.db.models import Base, Post, Thread, User
 from app.errors import Invalid
 from app.forum import names
 from app.forum import service as forum
+from app.forum.moderation import set_admin
 from app.gm.reply import BOT_NAME
-from app.models import Base, Post, Thread, User
-from app.moderation import set_admin
 from tests.conftest import ApiUser, LiveServer, api_user, unique_name
 from tests.support.load_support import session_cookie
 from tests.test_fuzz_api import ENDPOINTS

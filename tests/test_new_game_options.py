@@ -20,10 +20,10 @@ from sqlalchemy import select
 
 from app import i18n
 from app.config import Settings
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import Game, User
 from app.games import all_games
 from app.gm import options as game_options
-from app.models import Game, User
 from tests.conftest import ApiUser, LiveServer
 from tests.support.load_support import fast_users, session_cookie
 from tests.test_i18n import japanese_outside

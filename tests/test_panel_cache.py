@@ -20,11 +20,11 @@ from jinja2 import Environment
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from app import accounts
+from app.accounts import users as accounts
 from app.config import Settings
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import Game, GamePlayer, User
 from app.gm import service as gm
-from app.models import Game, GamePlayer, User
 from app.web import panel_cache
 from app.web.common import game_panel
 from app.web.templating import make_templates

@@ -18,9 +18,9 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from app import accounts
-from app.db import Database
-from app.models import User
+from app.accounts import users as accounts
+from app.db.engine import Database
+from app.db.models import User
 from tests.conftest import ApiUser, api_user
 
 Secrets = dict[str, set[str]]  # what -> the words that would betray it

@@ -14,8 +14,8 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.engine import default
 
-from app.db import Database
-from app.ratelimit import Rule, count
+from app.accounts.ratelimit import Rule, count
+from app.db.engine import Database
 from tests.conftest import ApiUser, api_user
 from tests.test_gm_http import pick
 

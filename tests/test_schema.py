@@ -33,9 +33,9 @@ from schemathesis.checks import (
 )
 
 from app.config import Settings
-from app.db import Database
-from app.delivery import validate_url
+from app.db.engine import Database
 from app.errors import Invalid
+from app.notify.delivery import validate_url
 from tests.conftest import ApiUser, LiveServer
 from tests.support.load_support import fast_users
 
@@ -51,7 +51,7 @@ def loopback_url(raw: str) -> str:
     """``raw`` with its host and port replaced by loopback's discard port (scheme, user info,
     path, query and fragment kept, so the app's URL checks are still exercised)."""
     try:
-        parts = urlsplit(raw.strip())  # the app strips too (app.delivery.validate_url)
+        parts = urlsplit(raw.strip())  # the app strips too (app.notify.delivery.validate_url)
     except ValueError:
         return raw  # the app cannot split it either (it answers 500: reported); never stored
     if not parts.netloc:
@@ -76,7 +76,7 @@ def keep_addresses_here(body: Any) -> None:
 
 
 def delivered_to(url: str) -> tuple[str, int | None] | None:
-    """Host and port the delivery worker (httpx, app/delivery.py) would connect to; None if
+    """Host and port the delivery worker (httpx, app/notify/delivery.py) would connect to; None if
     httpx refuses the URL (control characters, which the app accepts: reported)."""
     try:
         target = httpx.URL(url)

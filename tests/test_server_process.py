@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import app.main
-from app import migrate
 from app.config import Settings
-from app.db import Database
+from app.db import migrate
+from app.db.engine import Database
 from app.main import YOUNG_GC_THRESHOLD, app_factory, create_app
 
 

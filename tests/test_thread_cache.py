@@ -18,12 +18,13 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from app import accounts, moderation
-from app.db import Database
+from app.accounts import users as accounts
+from app.db.engine import Database
+from app.db.models import Game, Thread, User
 from app.errors import NotFound
+from app.forum import moderation
 from app.forum import service as forum
 from app.gm import service as gm
-from app.models import Game, Thread, User
 from app.web import thread_cache
 from tests.conftest import TEST_SECRET, ApiUser, LiveServer, unique_name
 from tests.support.load_support import fast_users, session_cookie, started_eitsuku

@@ -21,9 +21,9 @@ from typing import Any
 import httpx
 import pytest
 
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import Game
 from app.gm import replay
-from app.models import Game
 from tests.conftest import ApiUser, LiveServer
 from tests.support.load_support import fast_users, started_eitsuku
 

@@ -16,13 +16,14 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import feeds, i18n
+from app import i18n
 from app.archive import listing
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import Notification
 from app.games import GAMES, find_game
 from app.games.base import Game, Rng
 from app.gm.results import BREAKDOWN_LABELS as APP_LABELS
-from app.models import Notification
+from app.notify import feeds
 from app.web import messages
 from tests.conftest import TEST_SECRET, unique_name
 from tests.support.fuzz_states import PLAYERS, Script, Table, script

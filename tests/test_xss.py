@@ -57,13 +57,13 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Dialog, Page, Route
 
-from app import accounts
+from app.accounts import users as accounts
 from app.archive.importer import import_game, load_record
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import User
 from app.errors import Invalid
 from app.forum.service import clean_title
 from app.games.base import normalise
-from app.models import User
 from tests.conftest import ApiUser, LiveServer
 from tests.support.load_support import fast_users, password_hash, session_cookie, started_eitsuku
 

@@ -10,10 +10,10 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel
 
-from app import cards
 from app.api.schemas import ERROR_RESPONSES
+from app.db.models import CardVersion
 from app.games.cardbattle.cards import ability_text, card_line
-from app.models import CardVersion
+from app.gm import cards
 from app.web.deps import SessionDep
 
 router = APIRouter(prefix="/api/cards", responses=ERROR_RESPONSES)

@@ -10,17 +10,17 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from app import ratelimit
+from app.accounts import ratelimit
 from app.api.schemas import ERROR_RESPONSES, PostOut, PostResult, ReplyOut, ValidationIssue
 from app.archive import listing, records
+from app.db.models import Game, Post, SealedCommand
 from app.errors import Invalid
+from app.forum.moderation import log_for
 from app.games import all_games
 from app.games.kit.howto import rules_path
 from app.gm import pictures, replay
 from app.gm import service as gm
 from app.gm.options import PLATFORM_FIELDS, OptionField, OptionsInvalid, game_fields
-from app.models import Game, Post, SealedCommand
-from app.moderation import log_for
 from app.web import deps
 from app.web.deps import ApiUser, OptionalApiUser, SessionDep, SettingsDep
 

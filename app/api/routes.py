@@ -7,9 +7,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
-from app import accounts, moderation, ratelimit
+from app.accounts import ratelimit
+from app.accounts import users as accounts
 from app.api import schemas
 from app.api.games import post_result
+from app.forum import moderation
 from app.forum import service as forum
 from app.gm import service as gm
 from app.web import deps

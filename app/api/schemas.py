@@ -6,8 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from app.models import Board, Post, Thread
-from app.moderation import HIDDEN_BODY
+from app.db.models import Board, Post, Thread
+from app.forum.moderation import HIDDEN_BODY
 
 
 class Credentials(BaseModel):

@@ -17,11 +17,11 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.db.models import Board, ModerationEntry, Post, Thread
 from app.errors import NotFound
+from app.forum.moderation import HIDDEN_BODY
 from app.forum.names import TRIP_MARK, split_shown
 from app.forum.service import format_bbs_time
-from app.models import Board, ModerationEntry, Post, Thread
-from app.moderation import HIDDEN_BODY
 
 ENCODING = "cp932"
 CONTENT_TYPE = "text/plain; charset=Shift_JIS"

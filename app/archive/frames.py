@@ -14,13 +14,13 @@ from markupsafe import Markup
 from sqlalchemy.orm import Session
 
 from app.archive.fold import MoveLine, fold
+from app.db.models import Game, Move, Post, SealedCommand, User
 from app.errors import Forbidden, Invalid
+from app.forum.moderation import shown_body
 from app.forum.render import render_body
 from app.games.base import CommandSyntaxError, RuleError, Viewer
 from app.games.base import Game as GameImpl
 from app.gm import service as gm
-from app.models import Game, Move, Post, SealedCommand, User
-from app.moderation import shown_body
 
 SEALED = "（封印）"
 OVER = ("finished", "aborted")

@@ -23,13 +23,7 @@ from app.archive.records import (
     parse_record,
 )
 from app.archive.verify import Report, verify
-from app.errors import Invalid
-from app.forum import service as forum
-from app.games import find_game
-from app.games.base import CommandSyntaxError
-from app.games.base import Game as GameImpl
-from app.gm import service as gm
-from app.models import (
+from app.db.models import (
     Adjustment,
     Game,
     GamePlayer,
@@ -40,7 +34,13 @@ from app.models import (
     Thread,
     utcnow,
 )
-from app.moderation import HIDDEN_BODY
+from app.errors import Invalid
+from app.forum import service as forum
+from app.forum.moderation import HIDDEN_BODY
+from app.games import find_game
+from app.games.base import CommandSyntaxError
+from app.games.base import Game as GameImpl
+from app.gm import service as gm
 
 __all__ = ["ImportRefused", "Imported", "import_game", "load_record"]
 

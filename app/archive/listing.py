@@ -11,9 +11,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.db.models import Game, Move
 from app.errors import Invalid
 from app.forum.service import BBS_TZ
-from app.models import Game, Move
 
 ENDED = "finished,aborted"
 SORTS: dict[str, str] = {

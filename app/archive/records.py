@@ -17,15 +17,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.archive.fold import MoveLine, Step, steps
+from app.db.models import Adjustment, Game, Move, Post, SealedCommand, utcnow
 from app.errors import Invalid
 from app.forum import service as forum
+from app.forum.moderation import HIDDEN_BODY
 from app.games import find_game
 from app.games.base import CommandSyntaxError, RuleError
 from app.games.base import Game as GameImpl
 from app.gm import service as gm
 from app.gm.reply import seed_hash
-from app.models import Adjustment, Game, Move, Post, SealedCommand, utcnow
-from app.moderation import HIDDEN_BODY
 
 FORMAT = "bbsgm-game"
 VERSION = 1

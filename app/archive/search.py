@@ -51,10 +51,10 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
-from app.db import BUSY_SECONDS, WAL_SIZE_LIMIT, Database, is_postgres, is_sqlite_file
+from app.db.engine import BUSY_SECONDS, WAL_SIZE_LIMIT, Database, is_postgres, is_sqlite_file
+from app.db.models import Board, Post, Thread
 from app.errors import Invalid
 from app.forum.service import Page, page_of
-from app.models import Board, Post, Thread
 
 TRIGRAM = 3
 SHORT_SCAN_WINDOW = 20_000

@@ -25,11 +25,11 @@ from app.archive.records import (
     move_lines,
     parse_record,
 )
+from app.db.models import Game
 from app.games import find_game
 from app.games.base import CommandSyntaxError, RuleError, State
 from app.gm.reply import CUT_NOTE, seed_hash
 from app.gm.results import adjusted_result
-from app.models import Game
 
 MAX_MISMATCHES_SHOWN = 20
 # The bot's START reply: 乱数の種の SHA-256: <hex>

@@ -18,10 +18,10 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app import live
+from app.db.models import Board, Post, Thread, ThreadRead, User, utcnow
 from app.errors import Invalid, NotFound
 from app.forum import names
-from app.models import Board, Post, Thread, ThreadRead, User, utcnow
+from app.live import hub as live
 
 MAX_BODY_CHARS = 10_000
 MAX_TITLE_CHARS = 100

@@ -808,7 +808,7 @@ class Game:
     gm_commands: tuple[type, ...] = ()
     # Said after the player count when it is out of range, e.g. the source's line about it.
     player_count_note: str = ""
-    # The game plays with the site's card registry (app/cards.py): when a game of this kind is
+    # The game plays with the site's card registry (app/gm/cards.py): when a game of this kind is
     # made, the app puts the approved pool into its options as ``pool`` (name -> card), so the
     # game stays a pure library and its record names the versions it was played with.
     uses_card_registry: bool = False

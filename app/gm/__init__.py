@@ -8,7 +8,7 @@ One post, in the order it goes (docs/gm.md, "One post, one transaction"):
                   reads its thread the same way);
 - ``store``       the game locked and read afresh; what a submission did written back;
 - ``play``        one submission to a game, all or nothing, through ``submission``'s loop
-                  (shared with the card registry, app/cards.py);
+                  (shared with the card registry, app/gm/cards.py);
 - ``platform``    JOIN, START, UNDO, KICK, … : one handler per command type;
 - ``working``     the working copy a submission changes, and the game's own commands on it;
 - ``reply``       what the bot says; ``legal``: the lines a user may give now.

@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import notify
-from app.db import Database, is_postgres
+from app.db.engine import Database, is_postgres
+from app.db.models import Game, utcnow
 from app.forum import service as forum
 from app.games import find_game
 from app.games.base import RuleError
@@ -20,7 +20,7 @@ from app.gm import reply, store
 from app.gm.reply import BOT_NAME
 from app.gm.submission import Refusal
 from app.gm.working import Submission, Submitter, autoplay_kicked, play_defaults, working_copy
-from app.models import Game, utcnow
+from app.notify import notices as notify
 
 log = logging.getLogger("bbsgm.deadlines")
 MAX_GAMES_PER_TICK = 100

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from app.db.models import Game, User
 from app.games.base import Actor, State
 from app.games.base import Game as GameImpl
-from app.models import Game, User
 
 
 def is_gm(game: Game, user: User | None) -> bool:

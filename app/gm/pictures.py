@@ -13,13 +13,13 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.db.models import Game, User
 from app.errors import Forbidden, Invalid, Unauthorized
 from app.games import svg
 from app.games.base import State, Viewer
 from app.gm import replay
 from app.gm.service import game_impl, is_gm, seat_of
 from app.i18n import N_
-from app.models import Game, User
 
 __all__ = ["board_picture", "recruiting_picture"]
 

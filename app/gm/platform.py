@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.db.models import Move, User
 from app.games import commands as platform
 from app.games.base import Rng
 from app.gm import replay
@@ -20,7 +21,6 @@ from app.gm.legal import is_gm
 from app.gm.reply import seed_hash
 from app.gm.submission import Refusal
 from app.gm.working import Seat, Submission, Working, apply_game_command
-from app.models import Move, User
 
 DEADLINE_HOURS = (1, 672)  # the grammar (common.lark, _hours) allows the same
 ABSENT_HOURS = (1, 168)

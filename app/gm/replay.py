@@ -8,10 +8,10 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.db.models import Game, Move
 from app.games import find_game
 from app.games.base import Game as GameImpl
 from app.games.base import Rng, State
-from app.models import Game, Move
 
 
 def initial_state(impl: GameImpl, game: Game, players: list[str]) -> State:

@@ -10,13 +10,13 @@ import unicodedata
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
+from app.db.models import Game, Move, SealedCommand
 from app.forum.service import MAX_BODY_CHARS, format_bbs_time
 from app.games.base import Game as GameImpl
 from app.gm.results import breakdown_text
 from app.gm.submission import LineError
 from app.gm.text import render_board_summary
 from app.gm.working import Submission, Working
-from app.models import Game, Move, SealedCommand
 
 BOT_NAME = "★GM"
 

@@ -9,10 +9,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.db.models import Adjustment, Game
 from app.games.base import Game as GameImpl
 from app.games.base import State, competition_ranks
 from app.i18n import N_
-from app.models import Adjustment, Game
 
 # The breakdown line the app adds to a game's own (Game.breakdown_labels has the others).
 BREAKDOWN_LABELS: dict[str, str] = {"gm": N_("GM の修正")}

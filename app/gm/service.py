@@ -11,12 +11,11 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app import cards
 from app.errors import Forbidden, Invalid, NotFound
 from app.forum import service as forum
 from app.games import all_games, find_game
 from app.games.base import Game as GameImpl
-from app.gm import legal, play, store
+from app.gm import cards, legal, play, store
 from app.gm import options as game_options
 from app.gm import reply as answers
 from app.gm.legal import is_gm
@@ -26,7 +25,7 @@ from app.gm.submission import LineError
 from app.gm.working import Submission, Submitter
 
 __all__ = ["BOT_NAME", "is_gm"]
-from app.models import Game, GamePlayer, Move, Post, SealedCommand, User, utcnow
+from app.db.models import Game, GamePlayer, Move, Post, SealedCommand, User, utcnow
 
 STATUSES = ("recruiting", "active", "finished", "aborted")
 
@@ -36,7 +35,7 @@ STATUSES = ("recruiting", "active", "finished", "aborted")
 
 def ensure_game_boards(session: Session, secret: str = "") -> None:
     """The seeded boards plus one board per registered game kind, and the card registry's
-    board, thread and starter pool (app/cards.py). ``secret`` derives the per-day ID of the
+    board, thread and starter pool (app/gm/cards.py). ``secret`` derives the per-day ID of the
     registry thread's first post (the bot's); callers that have no key may leave it out."""
     forum.ensure_boards(
         session,
@@ -204,7 +203,7 @@ def submit_post(
         if game.mute_spectators and game.status == "active" and not _is_participant(game, user):
             raise Forbidden("このゲームの進行中、観戦者はスレッドに書き込めません（GM の設定）。")
     elif game is None:
-        # The card registry's thread is answered like a game's (app/cards.py).
+        # The card registry's thread is answered like a game's (app/gm/cards.py).
         lines = cards.registry_lines(session, thread_id, body)
     # A post with commands is always answered: its number and the reply's are taken together.
     post = forum.add_post(

@@ -11,10 +11,10 @@ from typing import Any
 from sqlalchemy import Table, bindparam, insert, select
 from sqlalchemy.orm import Session, defer, lazyload
 
-from app import notify
+from app.db.models import Adjustment, Game, GamePlayer, ModerationEntry, Move, Post
 from app.gm.results import final_result
 from app.gm.working import Submission, Working
-from app.models import Adjustment, Game, GamePlayer, ModerationEntry, Move, Post
+from app.notify import notices as notify
 
 # A game's options are read only by START and UNDO (``impl.setup``) and never change: left
 # unread until then (a card game's are its ~10 KB card pool). Its thread and GM, which the

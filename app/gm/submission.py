@@ -3,7 +3,7 @@ sealed command, a post in the card registry's thread: read every command line, t
 them in order to a working copy, all or nothing. The first line that does not read, or that
 the rules refuse, stops it; the caller then writes nothing and answers with that line.
 
-What "apply" means is the caller's (app/gm/play.py for a game, app/cards.py for the registry);
+What "apply" means is the caller's (app/gm/play.py for a game, app/gm/cards.py for the registry);
 here is only the order of things and what a refused line is."""
 
 from __future__ import annotations

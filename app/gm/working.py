@@ -8,10 +8,10 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import datetime
 from typing import Any
 
+from app.db.models import Game, User
 from app.games.base import Actor, Rng, State
 from app.games.base import Game as GameImpl
 from app.gm.submission import LineError, Refusal
-from app.models import Game, User
 
 # Bound on the bot's automatic moves for kicked seats after one submission.
 MAX_AUTOPLAY = 200

@@ -25,12 +25,12 @@ from app.archive.records import MAX_RECORD_BYTES, OVER, load_record
 from app.archive.search import MAX_QUERY_CHARS, search
 from app.archive.verify import Report, verify, verify_game
 from app.config import Settings
+from app.db.models import Board, utcnow
 from app.errors import Invalid, NotFound, ServiceError
 from app.forum import service as forum
 from app.games import all_games
 from app.gm import service as gm
 from app.i18n import N_
-from app.models import Board, utcnow
 from app.web import deps, http_cache, thread_cache
 from app.web.common import CSRF_MESSAGE, render
 from app.web.deps import DatabaseDep, PageUser, SessionDep, SettingsDep

@@ -30,13 +30,14 @@ from fastapi import APIRouter, Depends, Form, Request, Response
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from app import accounts, ratelimit
+from app.accounts import ratelimit
+from app.accounts import users as accounts
 from app.archive import dat
+from app.db.models import Post, Thread, User
 from app.errors import Invalid, NotFound, ServiceError, Unauthorized
 from app.forum import service as forum
 from app.gm import service as gm
 from app.i18n import N_
-from app.models import Post, Thread, User
 from app.web import deps
 from app.web.common import CSRF_MESSAGE, redirect, render
 from app.web.deps import PageUser, SessionDep

@@ -9,10 +9,10 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
-from app import cards
+from app.db.models import CardVersion
 from app.errors import Invalid, ServiceError
+from app.gm import cards
 from app.i18n import N_
-from app.models import CardVersion
 from app.web.common import render
 from app.web.deps import PageUser, SessionDep, SettingsDep
 

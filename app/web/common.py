@@ -12,11 +12,11 @@ from markupsafe import Markup
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import moderation
+from app.db.models import Game, Post, User
+from app.forum import moderation
 from app.forum import service as forum
 from app.gm import service as gm
 from app.i18n import N_
-from app.models import Game, Post, User
 from app.web import deps, http_cache, thread_cache
 
 PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]

@@ -11,12 +11,12 @@ from itsdangerous import BadSignature, Signer
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from app import accounts
+from app.accounts import users as accounts
 from app.config import Settings
-from app.db import Database
+from app.db.engine import Database
+from app.db.models import User
 from app.errors import Unauthorized
-from app.headers import CSRF_COOKIE
-from app.models import User
+from app.web.headers import CSRF_COOKIE
 
 SESSION_COOKIE = "bbsgm_session"
 

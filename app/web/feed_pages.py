@@ -8,11 +8,12 @@ from fastapi import APIRouter, Form, Request, Response
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
-from app import delivery, feeds, ratelimit
+from app.accounts import ratelimit
 from app.api.schemas import ERROR_RESPONSES
+from app.db.models import User
 from app.errors import ServiceError
 from app.forum import service as forum
-from app.models import User
+from app.notify import delivery, feeds
 from app.web import deps, http_cache, thread_cache
 from app.web.common import CSRF_MESSAGE, redirect, render
 from app.web.deps import ApiUser, PageUser, SessionDep

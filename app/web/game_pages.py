@@ -8,15 +8,16 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Form, Query, Request, Response
 from sqlalchemy.orm import Session
 
-from app import moderation, ratelimit
+from app.accounts import ratelimit
+from app.db.models import Game, User
 from app.errors import ServiceError
+from app.forum import moderation
 from app.forum import service as forum
 from app.forum.render import render_body
 from app.games import all_games, find_game
 from app.gm import options as game_options
 from app.gm import service as gm
 from app.i18n import N_, gettext
-from app.models import Game, User
 from app.web import deps
 from app.web.common import CSRF_MESSAGE, game_panel, redirect, render
 from app.web.deps import PageUser, SessionDep, SettingsDep

@@ -11,12 +11,13 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import run_in_threadpool
 
-from app import live, moderation
 from app.api.schemas import ERROR_RESPONSES, PostOut
-from app.db import Database
+from app.db.engine import Database
+from app.forum import moderation
 from app.forum import service as forum
 from app.forum.render import render_body
 from app.gm import service as gm
+from app.live import hub as live
 from app.web.common import game_panel, render
 from app.web.deps import PageUser, SessionDep
 
@@ -63,7 +64,7 @@ def _posts_after(state: Any, db: Database, thread_id: int, after: int) -> list[d
     ``state`` is the app's."""
     template = state.templates.get_template("includes/post.html")
     per_page = state.settings.posts_per_page
-    with db.read_session() as session:  # on SQLite, not in line with the posts (app/db.py)
+    with db.read_session() as session:  # on SQLite, not in line with the posts (app/db/engine.py)
         thread = forum.get_thread(session, thread_id)
         posts = forum.list_posts(session, thread, after, BATCH)
         board_game_id = None
@@ -96,7 +97,7 @@ def _posts_after(state: Any, db: Database, thread_id: int, after: int) -> list[d
 
 def _events_after(state: Any, db: Database, thread_id: int, after: int) -> live.Batch:
     """The posts after ``after`` as one chunk of ``event: post`` events, encoded once for every
-    stream that waits for them (app/live.py)."""
+    stream that waits for them (app/live/hub.py)."""
     payloads = _posts_after(state, db, thread_id, after)
     events = b"".join(
         ServerSentEvent(json.dumps(payload), event="post", id=str(payload["number"])).encode()
@@ -138,7 +139,7 @@ async def thread_events(
 
     async def stream() -> AsyncIterator[bytes]:
         last = start
-        # Streams of the thread share their reads (app/live.py): one per process and post.
+        # Streams of the thread share their reads (app/live/hub.py): one per process and post.
         state = request.app.state
         subscription = live.HUB.subscribe(
             thread_id, (state, db), _loader(state, db, thread_id), poll

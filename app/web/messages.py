@@ -15,10 +15,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from app.db.models import Board
 from app.games import GAMES, Game
 from app.gm.results import breakdown_message
 from app.i18n import DEFAULT_LANGUAGE, N_, current_language, gettext
-from app.models import Board
 
 # Messages of services and of app/main.py's error handlers that reach pages. Only the list's
 # members with values are needed for matching; the others are here so the catalog has them.
@@ -29,7 +29,7 @@ SERVICE_MESSAGES: tuple[str, ...] = (
     N_("リクエストの形式が正しくありません。"),
     N_("サーバー内部でエラーが起きました。"),
     N_("データベースが応答しません。しばらくしてからもう一度お試しください。"),
-    # app/accounts.py
+    # app/accounts/users.py
     N_("名前を入力してください。"),
     N_("名前は%(max)s文字以内にしてください。"),
     N_("名前に空白は使えません。"),
@@ -40,7 +40,7 @@ SERVICE_MESSAGES: tuple[str, ...] = (
     N_("パスワードは%(max)s文字以内にしてください。"),
     N_("その名前はすでに使われています。"),
     N_("名前かパスワードが違います。"),
-    # app/ratelimit.py: the sentence, then what is limited and over which window
+    # app/accounts/ratelimit.py: the sentence, then what is limited and over which window
     N_("%(what)sが多すぎます（%(per)sに%(limit)s回まで）。%(wait)s秒後にもう一度お試しください。"),
     N_("書き込み"),
     N_("この接続元からの書き込み"),
@@ -71,7 +71,7 @@ SERVICE_MESSAGES: tuple[str, ...] = (
     N_("トリップキーに制御文字は使えません。"),
     N_("「%(name)s」は予約された名前です。名前欄には使えません。"),
     N_("「%(name)s」は別のアカウントの名前です。名前欄には使えません。"),
-    # app/cards.py (and the registry's board)
+    # app/gm/cards.py (and the registry's board)
     N_("カード登録"),
     N_("掲示板進行カードゲームのカードを提案し、公式（サイトの管理者）が承認する板。"),
     N_("カード「%(name)s」はありません。"),
@@ -87,13 +87,13 @@ SERVICE_MESSAGES: tuple[str, ...] = (
     N_("検索語に使えない文字（NUL）が含まれています。"),
     N_("status は %(choices)s のどれかです。"),
     N_("sort は %(choices)s のどれかです。"),
-    # app/moderation.py
+    # app/forum/moderation.py
     N_("書き込みを隠せるのはサイト管理者と、このゲームの GM だけです。"),
     N_("%(number)s番の書き込みはありません。"),
     N_("その書き込みはもう隠されています。"),
     N_("隠されていません。"),
     N_("利用者「%(name)s」はいません。"),
-    # app/delivery.py, app/feeds.py
+    # app/notify/delivery.py, app/notify/feeds.py
     N_("Webhook の URL は http:// か https:// で始まる完全な URL にしてください。"),
     N_("Webhook の URL が長すぎるか、空白や制御文字を含んでいます。"),
     N_("Webhook の URL に利用者名やパスワードは書けません。"),
@@ -103,7 +103,7 @@ SERVICE_MESSAGES: tuple[str, ...] = (
     N_("メールアドレスの形が正しくありません。"),
     N_("メール通知を受けるにはメールアドレスが必要です。"),
     N_("このフィードはありません（取り消されたか、URL が違います）。"),
-    # app/notify.py: notifications are stored in Japanese and shown on /notifications
+    # app/notify/notices.py: notifications are stored in Japanese and shown on /notifications
     N_("「%(title)s」が終わりました。"),
     N_("「%(title)s」であなたの手番です（%(turn)s）。"),
     N_("「%(title)s」であなたの手番です。"),

@@ -8,13 +8,16 @@ from fastapi import APIRouter, HTTPException, Path, Request, Response
 from fastapi.responses import RedirectResponse
 from sqlalchemy.orm import Session
 
-from app import accounts, i18n, moderation, ratelimit
+from app import i18n
+from app.accounts import ratelimit
+from app.accounts import users as accounts
 from app.config import Settings
+from app.db.models import User
 from app.errors import ServiceError
+from app.forum import moderation
 from app.forum import service as forum
 from app.gm import service as gm
 from app.i18n import N_
-from app.models import User
 from app.web import deps
 from app.web.common import (
     CSRF_MESSAGE,

@@ -53,11 +53,12 @@ from markupsafe import Markup
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session, defer
 
-from app import i18n, moderation
+from app import i18n
+from app.db.models import Board, Game, ModerationEntry, Move, Post, Thread, User
 from app.errors import NotFound
+from app.forum import moderation
 from app.forum.render import render_body
 from app.forum.service import Page
-from app.models import Board, Game, ModerationEntry, Move, Post, Thread, User
 from app.web.http_cache import ByteCache, digest
 
 # Per process, bounded by the bytes kept (least recently used go first). A 1,000-post page is
@@ -338,7 +339,7 @@ def cached_file(key: Hashable, make: Callable[[], bytes]) -> tuple[bytes, bytes]
 
 
 def board_feed_key(session: Session, board: Board, entries: int) -> tuple[Any, ...]:
-    """Everything a board's feed (app/feeds.py) is made of: its latest posts (id, hidden or
+    """Everything a board's feed (app/notify/feeds.py) is made of: its latest posts (id, hidden or
     not, thread and thread title) and the moderation counts of their threads, read before the
     feed is made (so a feed made later is never older than its key, and a count, which only
     grows, keeps an unhidden-then-hidden-again post from finding the feed that showed it)."""

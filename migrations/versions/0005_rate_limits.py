@@ -1,4 +1,4 @@
-"""rate limits: sliding-window counters shared by every process (app/ratelimit.py)
+"""rate limits: sliding-window counters shared by every process (app/accounts/ratelimit.py)
 
 Revision ID: 0005_rate_limits
 Revises: 0004_search

@@ -1,4 +1,4 @@
-"""card_versions: the card registry of 掲示板進行カードゲーム (app/cards.py, docs/cards.md)
+"""card_versions: the card registry of 掲示板進行カードゲーム (app/gm/cards.py, docs/cards.md)
 
 Every version of every card — proposed in the registry thread, approved or rejected by a site
 admin — one row each, unique by (name, version). The starter pool is seeded at start-up

@@ -5,7 +5,7 @@ thread was made: with the thread's id as its key they showed 1970/01/01 as its d
 key starting with 924 for 2ch's notice thread. Every thread, old ones too, gets the second of
 its ``created_at``; two threads of one board made in the same second get the next free second
 (in the order they were made). Unique per board. New threads get theirs from the model's
-default (app/models.py ``_dat_key``).
+default (app/db/models.py ``_dat_key``).
 
 Revision ID: 0018_thread_dat_key
 Revises: 0017_app_passwords

@@ -16,12 +16,12 @@ from xml.etree import ElementTree
 
 import pytest
 
+from app.db.models import Game
 from app.games import GAMES
 from app.games.base import Actor, CommandSyntaxError, Rng, RuleError, State, Viewer
 from app.games.base import Game as GameImpl
 from app.games.resources import resource_dir
 from app.gm import replay
-from app.models import Game
 from tests.support.fuzz_states import DRIVERS, PLAYERS, RECRUITING, Script, Stop, script
 
 NAMES = ["太郎", "花子", "次郎", "三郎", "四郎", "五郎"]

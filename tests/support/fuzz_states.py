@@ -15,12 +15,12 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.db.models import Game as GameRow
+from app.db.models import User
 from app.games import find_game
 from app.games.base import Actor, Game, Rng, State
 from app.games.eleusis.rules import hint_allowed
 from app.gm import service as gm
-from app.models import Game as GameRow
-from app.models import User
 
 RECRUITING = -1  # Stop.at of the stop before START
 

@@ -19,9 +19,9 @@ from typing import Any
 import httpx
 from sqlalchemy import select
 
-from app import accounts
-from app.db import Database
-from app.models import Post, Thread, User
+from app.accounts import users as accounts
+from app.db.engine import Database
+from app.db.models import Post, Thread, User
 from tests.conftest import ApiUser, _free_port, unique_name
 
 _PASSWORD_HASH: list[str] = []

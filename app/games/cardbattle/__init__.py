@@ -1,6 +1,6 @@
 """掲示板進行カードゲーム (cardbattle): 1-on-1 battles of three normal cards and up to three
 magic cards under a 1,000 cost limit, with cards the players design and register by post
-(app/cards.py). Rules: docs/rules/cardbattle.md (from 掲示板進行カードゲーム i言語版).
+(app/gm/cards.py). Rules: docs/rules/cardbattle.md (from 掲示板進行カードゲーム i言語版).
 
     from app.games.cardbattle import game
     state = game.setup(["A", "B"], {"pool": pool}, Rng(seed, 0))

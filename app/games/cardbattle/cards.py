@@ -1,5 +1,5 @@
 """掲示板進行カードゲーム's cards: the model every part shares — the starter pool's data file,
-the card registry (app/cards.py, where players propose cards by post), a game's card pool
+the card registry (app/gm/cards.py, where players propose cards by post), a game's card pool
 (snapshotted into the game's options when it is created) and the rules.
 
 A card (R ステータス): a normal card has cost, attack, durability and special abilities; a magic

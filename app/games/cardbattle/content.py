@@ -2,7 +2,7 @@
 content"), the cards every player may build decks from before anyone registers one — among
 them 舞踏子, ホープ and MAKI, the players' own cards of the source's version. The file is
 ``app/games/cardbattle/content/cards.toml`` (``[[cards]]`` tables of `CardSpec`), validated at
-start-up with the file and line of a bad entry. The card registry (app/cards.py) copies it into
+start-up with the file and line of a bad entry. The card registry (app/gm/cards.py) copies it into
 the database as approved version 1 of each card; after that the registry is the pool.
 """
 

@@ -2,7 +2,7 @@
 players and officials post in the registry thread, parsed into frozen dataclasses.
 
 Pure, like the games: no database. Whether a name is free, whether a card was used in a game
-and whether the poster may approve is the registry service's (app/cards.py); here a line is
+and whether the poster may approve is the registry service's (app/gm/cards.py); here a line is
 read, and a card line becomes a validated `CardSpec` (its numbers in range, its abilities from
 the vocabulary, its shape right for its kind), a problem reported at the token it is about.
 

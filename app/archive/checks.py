@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.db.models import Post, Thread
 from app.gm.replay import check_games
-from app.models import Post, Thread
 
 
 def check_post_numbers(session: Session) -> list[str]:

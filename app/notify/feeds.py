@@ -12,10 +12,10 @@ from feedgen.feed import FeedGenerator
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from app.db.models import Board, FeedToken, Game, Notification, Post, Thread, User, utcnow
 from app.errors import NotFound
 from app.forum import service as forum
-from app.models import Board, FeedToken, Game, Notification, Post, Thread, User, utcnow
-from app.moderation import shown_body
+from app.forum.moderation import shown_body
 
 ENTRIES = 50
 PICTURE_LABEL = "盤面の図"

@@ -41,8 +41,8 @@ from sqlalchemy.orm import Session
 
 from app import i18n
 from app.config import Settings
+from app.db.models import RateLimit, User
 from app.errors import ServiceError
-from app.models import RateLimit, User
 
 MINUTE = 60
 HOUR = 3600

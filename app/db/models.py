@@ -80,7 +80,7 @@ class User(Base):
     email: Mapped[str | None] = mapped_column(String(254), default=None)
     email_notify: Mapped[bool] = mapped_column(Boolean, default=False)
     # The site's address as the request that set the mail up saw it: the links in the mail
-    # when BBSGM_BASE_URL is unset (app/delivery.py). No Python default: an INSERT that does
+    # when BBSGM_BASE_URL is unset (app/notify/delivery.py). No Python default: an INSERT that does
     # not set it leaves it out (as tests that run the models against older revisions need).
     email_base_url: Mapped[str | None] = mapped_column(String(200))
 
@@ -394,7 +394,7 @@ class Webhook(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     # The site's address as the request that registered the webhook saw it: the links in its
-    # messages when BBSGM_BASE_URL is unset (app/delivery.py).
+    # messages when BBSGM_BASE_URL is unset (app/notify/delivery.py).
     base_url: Mapped[str | None] = mapped_column(String(200), default=None)
 
 
@@ -423,7 +423,7 @@ class Delivery(Base):
 
 
 class RateLimit(Base):
-    """One sliding-window counter of app/ratelimit.py: attempts by ``key`` in one window.
+    """One sliding-window counter of app/accounts/ratelimit.py: attempts by ``key`` in one window.
 
     Times are Unix seconds; a row is deleted once ``expires_at`` (two windows on) has passed.
     """
@@ -450,7 +450,7 @@ class ThreadRead(Base):
 
 
 class CardVersion(Base):
-    """One version of a card of the card registry (app/cards.py): proposed in the registry
+    """One version of a card of the card registry (app/gm/cards.py): proposed in the registry
     thread (``CARD NEW`` is version 1, each ``CARD PROMOTE`` the next), then approved or
     rejected by a site admin. Every version is kept; the pool is each card's newest approved
     one. The starter pool is seeded as approved version 1, authored by 公式."""

@@ -266,7 +266,7 @@ class Database:
         """A session that only reads. On SQLite its transactions begin with a plain
         (deferred) ``BEGIN``, taking neither this process's write lock nor SQLite's: in WAL
         mode a reader sees the database as of its first statement and neither waits for the
-        writers nor holds them up (the live streams' reads, app/live.py, which waited in
+        writers nor holds them up (the live streams' reads, app/live/hub.py, which waited in
         line with the posts whose wake-ups they served). Nothing may be written in it: its
         writes would not be serialised with the others'. On PostgreSQL a plain session."""
         token = _READ_ONLY.set(True)

@@ -9,11 +9,11 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from app import delivery
+from app.db.models import Game, GamePlayer, Notification
 from app.games import find_game
 from app.games.base import Game as GameImpl
 from app.games.base import State
-from app.models import Game, GamePlayer, Notification
+from app.notify import delivery
 
 DEADLINE_WARNING = timedelta(hours=6)
 

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.db.models import Board, CardVersion, Game, Post, Thread, User, utcnow
 from app.errors import Invalid, NotFound
 from app.forum import service as forum
 from app.games.cardbattle import registry
@@ -37,7 +38,6 @@ from app.games.cardbattle.registry import (
 from app.gm.lines import command_lines
 from app.gm.reply import BOT_NAME, failure_text
 from app.gm.submission import LineError, Refusal, Refused, apply_all, read
-from app.models import Board, CardVersion, Game, Post, Thread, User, utcnow
 
 __all__ = [
     "CARD_GAME_KIND",

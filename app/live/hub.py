@@ -4,7 +4,7 @@ Streams never trust a notification's content: a wake-up only makes them read the
 last one they sent (the SSE id is the レス番), so nothing is lost or doubled, and a reconnect with
 ``Last-Event-ID`` resumes exactly. Notifications:
 - every process: after a commit that added posts, the threads touched in that session are woken
-  in this process (``app.db.after_commit``);
+  in this process (``app.db.engine.after_commit``);
 - PostgreSQL: ``pg_notify`` inside the same transaction (delivered only if it commits) reaches
   the ``LISTEN`` thread of every process that has live streams, so several workers or hosts
   see each other's posts;
@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db import PG_KEEPALIVES, after_commit, is_pending, is_postgres
+from app.db.engine import PG_KEEPALIVES, after_commit, is_pending, is_postgres
 
 log = logging.getLogger("bbsgm.live")
 CHANNEL = "bbsgm_threads"
@@ -302,7 +302,7 @@ HUB = Hub()
 
 def touched(session: Session, thread_id: int) -> None:
     """Called by the forum for every post it adds: wake the thread's streams once the
-    session's transaction commits (``app.db.after_commit``; nothing if it rolls back). On
+    session's transaction commits (``app.db.engine.after_commit``; nothing if it rolls back). On
     PostgreSQL a ``pg_notify`` in the same transaction tells the other processes."""
     key = ("live", thread_id)
     if is_pending(session, key):  # a post and the bot's reply: one wake-up is enough

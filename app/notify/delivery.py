@@ -28,10 +28,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from app.config import Settings
-from app.db import Database, is_postgres
-from app.errors import Invalid, NotFound
-from app.games import find_game
-from app.models import (
+from app.db.engine import Database, is_postgres
+from app.db.models import (
     Delivery,
     Game,
     Move,
@@ -40,6 +38,8 @@ from app.models import (
     Webhook,
     utcnow,
 )
+from app.errors import Invalid, NotFound
+from app.games import find_game
 
 log = logging.getLogger("bbsgm.delivery")
 MAX_WEBHOOKS = 5

@@ -7,10 +7,10 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import live
+from app.db.models import Game, ModerationEntry, Post, User, utcnow
 from app.errors import Forbidden, Invalid, NotFound
 from app.forum import service as forum
-from app.models import Game, ModerationEntry, Post, User, utcnow
+from app.live import hub as live
 
 HIDDEN_BODY = "あぼーん"
 
@@ -48,7 +48,7 @@ def set_hidden(
         raise Invalid("その書き込みはもう隠されています。" if hidden else "隠されていません。")
     now = now or utcnow()
     # Wakes the thread's streams once this commits, as a post does: their shared reads from
-    # before (app/live.py) are dropped, so no stream is served the text as it was.
+    # before (app/live/hub.py) are dropped, so no stream is served the text as it was.
     live.touched(session, thread.id)
     post.hidden_at = now if hidden else None
     post.hidden_by = user.name if hidden else None

@@ -17,9 +17,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.db.models import ApiToken, AppPassword, User, utcnow
 from app.errors import Conflict, Invalid, Unauthorized
 from app.i18n import N_
-from app.models import ApiToken, AppPassword, User, utcnow
 
 NAME_MAX = 32
 PASSWORD_MIN = 8

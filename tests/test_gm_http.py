@@ -36,15 +36,10 @@ def test_kinds_lists_eitsuku(client: httpx.Client) -> None:
     assert set(kinds["eitsuku"]) >= {"kind", "title", "min_players", "max_players"}
 
 
-def test_whole_game_by_script(client: httpx.Client) -> None:
-    master = api_user(client)
-    players = [api_user(client) for _ in range(3)]
-    ids = new_game(master, players)
-    game_id, thread_id = ids["id"], ids["thread_id"]
-    start = master.post(f"/api/threads/{thread_id}/posts", {"body": "START"}).json()
-    assert start["replies"][0]["ok"] and "第1週" in start["replies"][0]["body"]
-    assert start["replies"][0]["kind"] == "gm"
-
+def play_to_the_end(
+    client: httpx.Client, players: list[ApiUser], game_id: int, thread_id: int
+) -> None:
+    """Each seat posts one of its legal lines in turn until the game is over."""
     posts = 0
     while client.get(f"/api/games/{game_id}").json()["status"] == "active":
         progressed = False
@@ -62,6 +57,35 @@ def test_whole_game_by_script(client: httpx.Client) -> None:
             posts += 1
         assert progressed and posts < 2000
 
+
+def test_undo_after_the_end_is_refused_once_the_seed_is_public(client: httpx.Client) -> None:
+    """The closing post publishes the seed, the epilogue and every sealed line: from them and
+    the move log every hand and every next draw could be rebuilt, so a finished game is never
+    reopened — the GM's UNDO there is refused and changes nothing."""
+    master = api_user(client)
+    players = [api_user(client) for _ in range(3)]
+    ids = new_game(master, players)
+    game_id, thread_id = ids["id"], ids["thread_id"]
+    master.post(f"/api/threads/{thread_id}/posts", {"body": "START"})
+    play_to_the_end(client, players, game_id, thread_id)
+    finished = client.get(f"/api/games/{game_id}").json()
+    assert finished["status"] == "finished"
+    undo = master.post(f"/api/threads/{thread_id}/posts", {"body": "UNDO"}).json()
+    answer = undo["replies"][0]
+    assert answer["ok"] is False and "終了したゲーム" in answer["error"]["message"]
+    assert client.get(f"/api/games/{game_id}").json() == finished
+
+
+def test_whole_game_by_script(client: httpx.Client) -> None:
+    master = api_user(client)
+    players = [api_user(client) for _ in range(3)]
+    ids = new_game(master, players)
+    game_id, thread_id = ids["id"], ids["thread_id"]
+    start = master.post(f"/api/threads/{thread_id}/posts", {"body": "START"}).json()
+    assert start["replies"][0]["ok"] and "第1週" in start["replies"][0]["body"]
+    assert start["replies"][0]["kind"] == "gm"
+
+    play_to_the_end(client, players, game_id, thread_id)
     game = client.get(f"/api/games/{game_id}").json()
     assert game["status"] == "finished"
     assert game["view"]["week"] <= 12

@@ -145,7 +145,13 @@ def _abort(session: Session, sub: Submission, work: Working, command: platform.A
 
 def _undo(session: Session, sub: Submission, work: Working, command: platform.Undo) -> None:
     _require_gm(sub, "UNDO")
-    _require_status(work, "UNDO", "active", "finished")
+    if work.status == "finished":
+        # The closing post published the seed, the epilogue and the sealed lines: reopened,
+        # the game's every hand and next draw could be rebuilt from them and the move log.
+        raise Refusal(
+            "終了したゲームは取り消せません（乱数の種と伏せていた情報はもう公開されています）。"
+        )
+    _require_status(work, "UNDO", "active")
     undo_last_post(session, sub, work)
 
 
@@ -311,8 +317,6 @@ def undo_last_post(session: Session, sub: Submission, work: Working) -> None:
     before = work.state
     work.state = replay.fold(sub.impl, sub.game, players, replay.log_of(kept))
     work.undone_moves.extend(m.id for m in undone)
-    if work.status == "finished":
-        work.status = "active"
     work.board_changed = True
     anchor = f">>{last.post_number} の" if last.post_number else ""
     work.public.append(f"GM が{anchor}{len(undone)}手を取り消しました。")

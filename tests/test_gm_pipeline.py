@@ -836,3 +836,30 @@ def test_the_bots_answer_counts_the_moves_written_before_it_and_no_undone_one(
     session.expire_all()
     stored = session.get(Post, reply.id)
     assert stored is not None and stored.board_at == len(applied) and stored.reply_ok
+
+
+@pytest.mark.parametrize("where", ["parse", "execute"])
+def test_a_line_the_bot_fails_on_is_kept_and_answered_never_an_error(
+    session: Session, started: dict[str, Any], monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """Whatever a game's code raises for a line (here a ValueError, as populous's closing step
+    once did) besides a refusal: the post is stored, the bot answers that it could not handle
+    that line, and the game is as it was — the post path never answers 500 for it."""
+    game, players = started["game"], started["players"]
+    impl = gm.game_impl("eitsuku")
+    seat = next(s for s in range(3) if impl.legal(game.state, s))
+    line = impl.legal(game.state, seat)[0]
+    session.refresh(game)
+    before = state_snapshot(session, game)
+
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise ValueError("tuple.index(x): x not in tuple")
+
+    monkeypatch.setattr(type(impl), where, broken)
+    mine, reply = post(session, game, players[seat], f"よろしく\n{line}")
+    monkeypatch.undo()
+    assert mine.id is not None and mine.body == f"よろしく\n{line}"
+    assert reply is not None and not reply.reply_ok
+    assert "ボットがこの行を処理できませんでした" in reply.body
+    assert reply.reply_error is not None and reply.reply_error["line"] == 2
+    assert state_snapshot(session, game) == before

@@ -8,12 +8,22 @@ here is only the order of things and what a refused line is."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from app.games.base import CommandSyntaxError, RuleError, normalise
 from app.gm.lines import Language, misspelt_verb
+
+log = logging.getLogger("bbsgm.gm")
+# What a line gets when reading or applying it raised anything but a refusal: a bug of the
+# bot's, answered in the thread like any refused line (the post is kept, the game unchanged).
+UNREADABLE = (
+    "ボットがこの行を処理できませんでした（不具合として記録しました）。ゲームは変わっていません。"
+)
 
 __all__ = ["MAX_COMMAND_LINES", "LineError", "Read", "Refusal", "Refused", "apply_all", "read"]
 
@@ -82,6 +92,9 @@ def read(
             commands.append(Read(number, line, language.parse(line)))
         except CommandSyntaxError as exc:
             return Refused(LineError(number, exc.column, exc.message, exc.line), legal_now())
+        except Exception:
+            log.exception("reading line %d failed: %r", number, line)
+            return Refused(LineError(number, None, UNREADABLE, normalise(line)), legal_now())
     return commands
 
 
@@ -95,4 +108,10 @@ def apply_all(commands: list[Read], apply: Callable[[int, Any], None]) -> Refuse
         except (RuleError, Refusal) as exc:
             error = LineError(read_line.number, None, exc.message, normalise(read_line.line))
             return Refused(error, exc.legal)
+        except SQLAlchemyError:
+            raise  # the database's trouble, not the line's: the request answers for it
+        except Exception:
+            log.exception("applying line %d failed: %r", read_line.number, read_line.line)
+            error = LineError(read_line.number, None, UNREADABLE, normalise(read_line.line))
+            return Refused(error, [])
     return None

@@ -269,7 +269,7 @@ def page_messages() -> Iterator[tuple[str, str]]:
     """(where, text) of every message services and pages raise, and of the other Japanese
     labels that app/ hands to pages: verify's checks, the rate limit's parts, notifications."""
     root = repo_root()
-    yield from notification_texts(root / "app" / "notify.py")
+    yield from notification_texts(root / "app" / "notify" / "notices.py")
     for path in sorted((root / "app").rglob("*.py")):
         where = path.relative_to(root).as_posix()
         if where.startswith(NOT_ON_PAGES):
@@ -319,7 +319,7 @@ def notification_texts(path: Path) -> Iterator[tuple[str, str]]:
 def test_every_message_a_page_can_show_is_translated() -> None:
     texts = list(page_messages())
     assert len(texts) > 80
-    for module, least in (("notify", 3), ("verify", 15), ("ratelimit", 6)):
+    for module, least in (("notices", 3), ("verify", 15), ("ratelimit", 6)):
         assert sum(f"app/{module}.py" in w or f"/{module}.py" in w for w, _ in texts) >= least
     texts += [("listing.SORTS", label) for label in listing.SORTS.values()]
     texts += [("listing.STATUS_CHOICES", label) for label in listing.STATUS_CHOICES.values()]

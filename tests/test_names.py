@@ -447,6 +447,7 @@ def test_the_key_is_nowhere_after_posting_with_it(
         "token": [feed.rsplit("/", 1)[-1].removesuffix(".atom")],
         "code": ["en"],
         "name": ["x"],
+        "kind": ["eitsuku"],
     }
     last = {
         thread_id: client.get(f"/api/threads/{thread_id}").json()["thread"]["post_count"]

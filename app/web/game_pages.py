@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Form, Query, Request, Response
 from sqlalchemy.orm import Session
 
-from app import moderation, ratelimit
+from app import lobby, moderation, ratelimit
 from app.errors import ServiceError
 from app.forum import service as forum
 from app.forum.render import render_body
@@ -46,12 +46,17 @@ def games_list(
         page=page,
         per_page=settings.threads_per_page,
     )
+    # The lobby first (docs/forum.md): on the list's first page, unfiltered or asking for
+    # recruiting games.
+    shown = page == 1 and (status or "recruiting") == "recruiting" and not kind
+    tables = lobby.recruiting(session, user) if shown else None
     session.commit()
     return render(
         request,
         "games/list.html",
         user,
         games=games,
+        tables=tables,
         page=current,
         kinds=all_games(),
         status=status or "",

@@ -8,10 +8,11 @@ from fastapi import APIRouter, HTTPException, Path, Request, Response
 from fastapi.responses import RedirectResponse
 from sqlalchemy.orm import Session
 
-from app import accounts, i18n, moderation, ratelimit
+from app import accounts, i18n, lobby, moderation, ratelimit
 from app.config import Settings
 from app.errors import ServiceError
 from app.forum import service as forum
+from app.games import all_games
 from app.gm import service as gm
 from app.i18n import N_
 from app.models import User
@@ -51,8 +52,9 @@ def switch_language(code: str, settings: SettingsDep, next: str = "/") -> Respon
 @router.get("/")
 def index(request: Request, session: SessionDep, user: PageUser) -> Response:
     boards = forum.list_boards(session)
+    tables = lobby.recruiting(session, user)
     session.commit()
-    return render(request, "forum/index.html", user, boards=boards)
+    return render(request, "forum/index.html", user, boards=boards, tables=tables)
 
 
 @router.get("/boards/{slug}")
@@ -67,6 +69,7 @@ def board_page(
     board = forum.get_board(session, slug)
     threads, current = forum.list_threads(session, board, page, settings.threads_per_page)
     unread = forum.unread_counts(session, user, threads)
+    pinned = lobby.pinned(session, board)
     session.commit()
     return render(
         request,
@@ -74,6 +77,8 @@ def board_page(
         user,
         board=board,
         threads=threads,
+        pinned=pinned,
+        howtos=all_games() if board.slug == lobby.LOBBY_SLUG else [],
         unread=unread,
         page=current,
         form={"title": "", "body": "", "name": ""},

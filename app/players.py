@@ -47,9 +47,11 @@ class Record:
 
 def find_user(session: Session, name: str) -> User:
     wanted = unicodedata.normalize("NFKC", name).strip()
-    user = session.scalar(select(User).where(User.name == wanted)) if wanted else None
+    # No NUL: PostgreSQL refuses it in a string (and no account name holds one).
+    usable = wanted and "\x00" not in wanted
+    user = session.scalar(select(User).where(User.name == wanted)) if usable else None
     if user is None:
-        raise NotFound(f"利用者「{wanted[:32]}」はいません。")
+        raise NotFound(f"利用者「{wanted[:32].replace(chr(0), '')}」はいません。")
     return user
 
 

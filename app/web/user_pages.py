@@ -28,15 +28,15 @@ def _ranking(session: Session, kind: str) -> tuple[str, list[tuple[ratings.Stand
     impl = gm.game_impl(kind)
     ratings.catch_up(session)
     rows = ratings.standings(session, impl.kind)
-    names = dict(
-        session.execute(
-            select(User.id, User.name).where(User.id.in_([row.user_id for row in rows]))
-        ).tuples()
-    )
+    ids = [row.user_id for row in rows]
+    names = {
+        user_id: name
+        for user_id, name in session.execute(select(User.id, User.name).where(User.id.in_(ids)))
+    }
     return impl.kind, [(row, names.get(row.user_id, "")) for row in rows]
 
 
-@router.get("/users/{name}")
+@router.get("/users/{name:path}")
 def user_page(request: Request, name: UserName, session: SessionDep, user: PageUser) -> Response:
     found = players.record(session, name)
     session.commit()
@@ -58,7 +58,7 @@ def ratings_page(request: Request, kind: KindName, session: SessionDep, user: Pa
     )
 
 
-@api_router.get("/users/{name}")
+@api_router.get("/users/{name:path}")
 def user_json(name: UserName, session: SessionDep) -> dict[str, Any]:
     """A player's record: games played and won per kind, ratings, current tables, finished
     games with place, score and replay, cards registered, trips shown."""

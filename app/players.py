@@ -102,10 +102,10 @@ def record(session: Session, name: str) -> Record:
             kind = found.kinds.setdefault(game.kind, KindRecord(game.kind))
             kind.played += 1
             place = int(entry["rank"]) if entry and entry.get("rank") is not None else None
-            if place == 1:
+            score = entry.get("score") if entry else None
+            if place == 1 and score is not None:  # a game nobody finished has no winner
                 kind.won += 1
             if len(found.finished) < FINISHED_SHOWN:
-                score = entry.get("score") if entry else None
                 found.finished.append(
                     Finished(
                         game, place, score if isinstance(score, int) else None, len(game.players)

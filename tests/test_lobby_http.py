@@ -176,7 +176,8 @@ def test_player_json_has_record_and_ratings(web: httpx.Client, finished: Finishe
     assert game["replay_url"] == f"/games/{finished.game_id}/replay"
     kinds = {k["kind"]: k for k in body["kinds"]}
     assert kinds["eitsuku"]["played"] >= 1
-    assert kinds["eitsuku"]["won"] == (1 if finished.places[name] == 1 else 0)
+    won = finished.places[name] == 1 and finished.scores[name] is not None  # 未完成 never wins
+    assert kinds["eitsuku"]["won"] == (1 if won else 0)
     rating = next(r for r in body["ratings"] if r["kind"] == "eitsuku")
     assert rating["games"] == 1 and rating["provisional"] is True
     assert rating["sigma"] < ratings.MODEL.sigma
@@ -223,3 +224,19 @@ def test_finished_game_row_is_not_recruiting(database: Database, finished: Finis
         game = session.get(Game, finished.game_id)
         assert game is not None
         assert all(t.game.id != game.id for t in lobby.recruiting(session, None, limit=1000))
+
+
+def test_lobby_player_and_ranking_pages_in_english(web: httpx.Client, finished: Finished) -> None:
+    title = f"{unique_words()}の英語卓"
+    recruiting_game(web, title)
+    web.cookies.set("bbsgm_lang", "en")
+    home = web.get("/").text
+    assert "Games looking for players" in home and "Log in to join" in home
+    assert "募集中のゲーム" not in home and "ログインして参加" not in home
+    assert re.search(r"0 of \d+ seats", lobby_entry(home, title))
+    user = web.get(f"/users/{finished.players[0]}").text
+    assert "Record and ratings" in user and "Finished games" in user and "of 3" in user
+    assert "成績とレーティング" not in user and "人中" not in user
+    ranking = web.get("/ratings/eitsuku").text
+    assert "Ratings: Eitsuku" in ranking and "provisional" in ranking
+    assert "レーティング" not in ranking

@@ -77,8 +77,8 @@ def standing(row: Rating) -> Standing:
     return Standing(row.kind, row.user_id, row.mu, row.sigma, row.games, row.wins)
 
 
-def placings(game: Game) -> list[tuple[int, int]] | str:
-    """The (user id, rank) of each seat from the game's result, or why the game is excluded:
+def placings(game: Game) -> list[tuple[int, int, bool]] | str:
+    """The (user id, rank, won) of each seat from the game's result, or why the game is excluded:
     "bots" or "players". A ranking entry is matched to its seat by the name the game was
     dealt with (``players_at_start``): the seat's account now (after a REPLACE, whoever took
     the seat over) is the one rated."""
@@ -87,7 +87,7 @@ def placings(game: Game) -> list[tuple[int, int]] | str:
     ranking = (game.result or {}).get("ranking") or []
     names = list(game.players_at_start or [p.name for p in game.players])
     seats = {p.seat: p for p in game.players}
-    found: list[tuple[int, int]] = []
+    found: list[tuple[int, int, bool]] = []
     for entry in ranking:
         name = entry.get("name")
         if name not in names:
@@ -95,8 +95,10 @@ def placings(game: Game) -> list[tuple[int, int]] | str:
         player = seats.get(names.index(name))
         if player is None or player.user_id is None:
             continue
-        found.append((player.user_id, int(entry.get("rank") or len(ranking))))
-    if len({user_id for user_id, _rank in found}) != len(found) or len(found) < 2:
+        rank = int(entry.get("rank") or len(ranking))
+        # Won: ranked 1st with a score (a game nobody finished, all 未完成, has no winner).
+        found.append((player.user_id, rank, rank == 1 and entry.get("score") is not None))
+    if len({user_id for user_id, _rank, _won in found}) != len(found) or len(found) < 2:
         return "players"
     return found
 
@@ -114,7 +116,7 @@ def _apply(session: Session, game: Game, ratings: dict[int, Rating]) -> str | No
     excluded = found if isinstance(found, str) else None
     if not isinstance(found, str):
         rows = []
-        for user_id, _rank in found:
+        for user_id, _rank, _won in found:
             row = ratings.get(user_id)
             if row is None:
                 row = Rating(user_id=user_id, kind=game.kind, mu=MODEL.mu, sigma=MODEL.sigma)
@@ -123,12 +125,12 @@ def _apply(session: Session, game: Game, ratings: dict[int, Rating]) -> str | No
                 ratings[user_id] = row
             rows.append(row)
         teams = [[MODEL.rating(mu=row.mu, sigma=row.sigma)] for row in rows]
-        new = MODEL.rate(teams, ranks=[float(rank) for _user, rank in found])
+        new = MODEL.rate(teams, ranks=[float(rank) for _user, rank, _won in found])
         now = utcnow()
-        for row, (_user, rank), (rated,) in zip(rows, found, new, strict=True):
+        for row, (_user, _rank, won), (rated,) in zip(rows, found, new, strict=True):
             row.mu, row.sigma = float(rated.mu), float(rated.sigma)
             row.games += 1
-            row.wins += 1 if rank == 1 else 0
+            row.wins += 1 if won else 0
             row.updated_at = now
     session.add(RatedGame(game_id=game.id, kind=game.kind, version=game.version, excluded=excluded))
     return excluded
@@ -192,7 +194,7 @@ def record_finished(session: Session, game: Game) -> bool:
         rebuild(session, [game.kind])
         return True
     found = placings(game)
-    users = [] if isinstance(found, str) else [user_id for user_id, _rank in found]
+    users = [] if isinstance(found, str) else [user_id for user_id, _rank, _won in found]
     _apply(session, game, _kind_ratings(session, game.kind, users))
     session.flush()
     return True

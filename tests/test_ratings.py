@@ -29,14 +29,16 @@ def finished_game(
     at: datetime,
     kind: str = "eitsuku",
 ) -> Game:
-    """A game of ``people`` (seated in order) that finished at ``at`` with these ranks: a real
-    table through the game master up to its recruiting seats; its end written as the game
-    master writes it (status, result, finished_at)."""
+    """A game of ``people`` (seated in order, as JOIN seats them) that finished at ``at`` with
+    these ranks, written as the game master writes a finished game (status, players at the
+    start, result, finished_at, a new version): the ratings' input, chosen."""
     master = make_user(session, "gm")
     game = gm.create_game(session, master, kind, "レート卓", {}, SECRET)
-    for person in people:
-        post(session, game, person, "JOIN")
-    session.refresh(game)
+    for seat, person in enumerate(people):
+        game.players.append(
+            GamePlayer(game_id=game.id, seat=seat, user_id=person.id, name=person.name)
+        )
+    session.flush()
     game.status = "finished"
     game.players_at_start = [p.name for p in game.players]
     ranking: list[dict[str, Any]] = [

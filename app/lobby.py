@@ -14,11 +14,13 @@ from app.forum import service as forum
 from app.games import all_games, find_game
 from app.games.kit.howto import rules_path
 from app.gm.pipeline import BOT_NAME
+from app.i18n import N_
 from app.models import Board, Game, PinnedThread, Thread, User, utcnow
 
 LOBBY_SLUG = "lobby"
 GUIDE = "lobby-guide"
-GUIDE_TITLE = "はじめての方へ：このサイトの遊び方"
+# Written in Japanese, as the site writes; the board page shows a pin's title translated.
+GUIDE_TITLE = N_("はじめての方へ：このサイトの遊び方")
 RECRUITING_SHOWN = 20
 
 

@@ -150,6 +150,9 @@ def test_lobby_board_shows_the_sites_pinned_guide_first(
         assert f'href="/games/{kind}/howto"' in page.text
     thread = web.get(f"/threads/{guide_id}").text
     assert "/games/eitsuku/howto" in thread and "JOIN" in thread
+    web.cookies.set("bbsgm_lang", "en")
+    english = web.get("/boards/lobby").text
+    assert "Getting started: how this site works" in english and "How to play" in english
 
 
 def test_player_page_shows_the_finished_game_with_place_score_replay_and_rating(

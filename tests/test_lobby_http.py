@@ -7,15 +7,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import select
 
-from app import lobby
+from app import cli, lobby
 from app.archive import ratings
+from app.config import Settings
 from app.db import Database
 from app.games import find_game
-from app.models import Game
+from app.models import Game, PinnedThread
 from tests.conftest import LiveServer, unique_name
 from tests.test_archive_helpers import SECRET, play, post, unique_words
 from tests.test_pages import csrf, register
@@ -243,3 +246,22 @@ def test_lobby_player_and_ranking_pages_in_english(web: httpx.Client, finished: 
     ranking = web.get("/ratings/eitsuku").text
     assert "Ratings: Eitsuku" in ranking and "provisional" in ranking
     assert "レーティング" not in ranking
+
+
+def test_bbsgm_migrate_writes_the_pinned_guide_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fresh = Settings(database_url=f"sqlite:///{tmp_path / 'fresh.db'}", secret_key="k")
+    monkeypatch.setattr(cli, "get_settings", lambda: fresh)
+    assert cli.main(["migrate"]) == 0
+    assert cli.main(["migrate"]) == 0
+    capsys.readouterr()
+    db = Database(fresh.database_url)
+    try:
+        with db.session() as session:
+            pins = session.scalars(select(PinnedThread)).all()
+            assert [pin.purpose for pin in pins] == [lobby.GUIDE]
+            guide = lobby.guide_thread(session)
+            assert guide is not None and guide.board.slug == "lobby" and guide.post_count == 1
+    finally:
+        db.dispose()

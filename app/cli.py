@@ -19,6 +19,7 @@ BASE_URL_UNSET = (
 def _prepare_database(settings: Settings) -> None:
     from app.db import migrate
     from app.db.engine import Database
+    from app.gm.lobby import ensure_guide
     from app.gm.service import ensure_game_boards
 
     migrate.upgrade(settings)
@@ -27,6 +28,7 @@ def _prepare_database(settings: Settings) -> None:
     try:
         with db.session() as session:
             ensure_game_boards(session, secret)
+            ensure_guide(session, secret, settings.base_url)
             session.commit()
     finally:
         db.dispose()
@@ -253,6 +255,28 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_ratings(args: argparse.Namespace) -> int:
+    """Bring the ratings up to date with the finished games (docs/ratings.md); with
+    ``--rebuild``, fold every kind again from scratch, in order of finish."""
+    from app.db.engine import Database
+    from app.gm import ratings
+
+    settings = get_settings()
+    db = Database(settings.database_url)
+    try:
+        with db.session() as session:
+            if args.rebuild:
+                count = ratings.rebuild(session)
+                print(f"bbsgm ratings: rebuilt from {count} rated game(s)")
+            else:
+                count = ratings.catch_up(session)
+                print(f"bbsgm ratings: {count} game(s) or kind(s) brought up to date")
+            session.commit()
+        return 0
+    finally:
+        db.dispose()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bbsgm", description="掲示板 with a game-master bot")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -288,6 +312,12 @@ def build_parser() -> argparse.ArgumentParser:
     verifier.add_argument("file", nargs="?", help="an export file; - for stdin")
     verifier.add_argument("--game", type=int, help="a game stored in the database instead")
     verifier.set_defaults(func=cmd_verify)
+
+    rater = sub.add_parser("ratings", help="bring the ratings per kind up to date")
+    rater.add_argument(
+        "--rebuild", action="store_true", help="fold every finished game again from scratch"
+    )
+    rater.set_defaults(func=cmd_ratings)
 
     make = sub.add_parser("makemigration", help="autogenerate a migration (developers)")
     make.add_argument("message")

@@ -46,6 +46,8 @@ from app.web.howto_pages import router as howto_pages_router
 from app.web.live_pages import router as live_router
 from app.web.pages import router as pages_router
 from app.web.templating import make_templates
+from app.web.user_pages import api_router as users_api_router
+from app.web.user_pages import router as user_pages_router
 
 log = logging.getLogger("bbsgm")
 
@@ -211,6 +213,8 @@ def create_app(
     app.include_router(archive_api_router)
     app.include_router(cards_api_router)
     app.include_router(bbs_cgi_router)
+    app.include_router(users_api_router)
+    app.include_router(user_pages_router)
     # Last: it serves /{board}/subject.txt and /{board}/dat/{key}.dat for BBS browsers.
     app.include_router(archive_pages_router)
     # After it: the registry's board is "cards", whose 2ch-style files are /cards/subject.txt.

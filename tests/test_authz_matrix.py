@@ -844,6 +844,23 @@ MATRIX: dict[tuple[str, str], list[Case]] = {
         Case("/cards/舞踏子", status(200)),
         Case("/cards/no-such-card", status(404)),
     ],
+    # --- players' records and ratings (public reads; docs/ratings.md) ---
+    ("GET", "/users/{name:path}"): [
+        Case("/users/{login}", status(200)),
+        Case("/users/no-such-user-{word}", status(404)),
+    ],
+    ("GET", "/api/users/{name:path}"): [
+        Case("/api/users/{login}", status(200)),
+        Case("/api/users/no-such-user-{word}", status(404)),
+    ],
+    ("GET", "/ratings/{kind}"): [
+        Case("/ratings/eleusis", status(200)),
+        Case("/ratings/no-such-kind", status(404)),
+    ],
+    ("GET", "/api/ratings/{kind}"): [
+        Case("/api/ratings/eleusis", status(200)),
+        Case("/api/ratings/no-such-kind", status(404)),
+    ],
     ("GET", "/{board}/subject.txt"): [Case("/chat/subject.txt", status(200))],
     ("GET", "/{board}/SETTING.TXT"): [Case("/chat/SETTING.TXT", status(200))],
     ("GET", "/{board}/dat/{key}.dat"): [

@@ -50,7 +50,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 from xml.etree import ElementTree
 
 import httpx
@@ -293,6 +293,11 @@ def board(live_server: LiveServer, database: Database) -> Board:
         made.names = named
         # Made before the titled games, so that the game list's pages (newest first) keep them.
         eitsuku_page, eitsuku_names = _eitsuku_imported(web, database, made)
+        # The lobby (docs/forum.md): recruiting games, shown by their titles first on / and
+        # /games; made before the titled games too (they stay recruiting: nobody STARTs them).
+        lobby_titles = titles[-10:]
+        for vector in lobby_titles:
+            gm.post("/api/games", {"kind": "eitsuku", "title": vector})
         # Game titles; every game but the last starts with the GM seated, so that the GM is
         # told of each (the notifications page and the private feed show the titles).
         games = [gm.post("/api/games", {"kind": "eitsuku", "title": t}).json() for t in titles]
@@ -335,6 +340,15 @@ def board(live_server: LiveServer, database: Database) -> Board:
             f"/games/{game['id']}/panel": [shown[-1]],
             eitsuku_page: eitsuku_names,
         }
+        made.anywhere = quoted
+        lobby_shown = [flat(clean_title(t)) for t in lobby_titles]
+        made.pages["/"] = lobby_shown
+        made.pages["/games"] = lobby_shown
+        # Players' pages: a player's tables by their titles; each named account's own page.
+        made.pages[f"/users/{quote(player.name, safe='')}"] = shown
+        for name in named:
+            if name.strip(".") != "":  # "/users/.." is another path to a browser
+                made.pages[f"/users/{quote(name, safe='')}"] = [name]
         made.anywhere = quoted
         # えいつく's picture of this game: its players (every name is public there).
         picture = f"/api/games/{game['id']}/board.svg"

@@ -10,6 +10,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -485,3 +486,55 @@ class CardVersion(Base):
     reason: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     decided_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class PinnedThread(Base):
+    """A thread shown first on its board, above the others (docs/forum.md, "Pinned threads"):
+    the ロビー's guide, written by the site (app/gm/lobby.py)."""
+
+    __tablename__ = "pinned_threads"
+
+    thread_id: Mapped[int] = mapped_column(
+        ForeignKey("threads.id", ondelete="CASCADE"), primary_key=True
+    )
+    # What the site wrote it for ("lobby-guide"), so that start-up finds its own again.
+    purpose: Mapped[str] = mapped_column(String(32), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Rating(Base):
+    """A player's OpenSkill (Plackett–Luce) rating in one game kind (docs/ratings.md): the
+    fold of the rated games of that kind in order of finish (app/gm/ratings.py)."""
+
+    __tablename__ = "ratings"
+    __table_args__ = (
+        UniqueConstraint("user_id", "kind", name="uq_ratings_user_kind"),
+        Index("ix_ratings_kind", "kind"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(32))
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    games: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class RatedGame(Base):
+    """A finished game the ratings have taken in (rated or, with ``excluded``, passed over),
+    at the game's ``version``: a game whose version moved on (an ADJUST, an UNDO after the
+    end) has its kind's ratings folded again (app/gm/ratings.py)."""
+
+    __tablename__ = "rated_games"
+    __table_args__ = (Index("ix_rated_games_kind", "kind"),)
+
+    game_id: Mapped[int] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    kind: Mapped[str] = mapped_column(String(32))
+    version: Mapped[int] = mapped_column(Integer)
+    # Why it counts for nothing: "bots", "players" (fewer than two rated players); None: rated.
+    excluded: Mapped[str | None] = mapped_column(String(16), default=None)
+    rated_at: Mapped[datetime] = mapped_column(default=utcnow)

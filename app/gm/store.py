@@ -12,6 +12,7 @@ from sqlalchemy import Table, bindparam, insert, select
 from sqlalchemy.orm import Session, defer, lazyload
 
 from app.db.models import Adjustment, Game, GamePlayer, ModerationEntry, Move, Post
+from app.gm import ratings
 from app.gm.results import final_result
 from app.gm.working import Submission, Working
 from app.notify import notices as notify
@@ -133,6 +134,8 @@ def save(
         label_before=None if work.started else label_before,
     )
     session.flush()  # the game row's UPDATE and what else went through the session
+    if game.status == "finished":  # its players' ratings (again, if an ADJUST changed it)
+        ratings.record_finished(session, game)
 
 
 def _write_seats(session: Session, game: Game, work: Working) -> set[int]:

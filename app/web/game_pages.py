@@ -15,6 +15,7 @@ from app.forum import moderation
 from app.forum import service as forum
 from app.forum.render import render_body
 from app.games import all_games, find_game
+from app.gm import lobby
 from app.gm import options as game_options
 from app.gm import service as gm
 from app.i18n import N_, gettext
@@ -47,12 +48,17 @@ def games_list(
         page=page,
         per_page=settings.threads_per_page,
     )
+    # The lobby first (docs/forum.md): on the list's first page, unfiltered or asking for
+    # recruiting games.
+    shown = page == 1 and (status or "recruiting") == "recruiting" and not kind
+    tables = lobby.recruiting(session, user) if shown else None
     session.commit()
     return render(
         request,
         "games/list.html",
         user,
         games=games,
+        tables=tables,
         page=current,
         kinds=all_games(),
         status=status or "",

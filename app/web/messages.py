@@ -71,6 +71,8 @@ SERVICE_MESSAGES: tuple[str, ...] = (
     N_("トリップキーに制御文字は使えません。"),
     N_("「%(name)s」は予約された名前です。名前欄には使えません。"),
     N_("「%(name)s」は別のアカウントの名前です。名前欄には使えません。"),
+    # app/archive/players.py (the player page, /users/{name})
+    N_("利用者「%(name)s」はいません。"),
     # app/gm/cards.py (and the registry's board)
     N_("カード登録"),
     N_("掲示板進行カードゲームのカードを提案し、公式（サイトの管理者）が承認する板。"),

@@ -16,6 +16,8 @@ from app.db.models import User
 from app.errors import ServiceError
 from app.forum import moderation
 from app.forum import service as forum
+from app.games import all_games
+from app.gm import lobby
 from app.gm import service as gm
 from app.i18n import N_
 from app.web import deps
@@ -54,8 +56,9 @@ def switch_language(code: str, settings: SettingsDep, next: str = "/") -> Respon
 @router.get("/")
 def index(request: Request, session: SessionDep, user: PageUser) -> Response:
     boards = forum.list_boards(session)
+    tables = lobby.recruiting(session, user)
     session.commit()
-    return render(request, "forum/index.html", user, boards=boards)
+    return render(request, "forum/index.html", user, boards=boards, tables=tables)
 
 
 @router.get("/boards/{slug}")
@@ -70,6 +73,7 @@ def board_page(
     board = forum.get_board(session, slug)
     threads, current = forum.list_threads(session, board, page, settings.threads_per_page)
     unread = forum.unread_counts(session, user, threads)
+    pinned = lobby.pinned(session, board)
     session.commit()
     return render(
         request,
@@ -77,6 +81,8 @@ def board_page(
         user,
         board=board,
         threads=threads,
+        pinned=pinned,
+        howtos=all_games() if board.slug == lobby.LOBBY_SLUG else [],
         unread=unread,
         page=current,
         form={"title": "", "body": "", "name": ""},

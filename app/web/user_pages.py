@@ -1,0 +1,78 @@
+"""A player's page (``/users/{name}``) and the ranking of a game kind (``/ratings/{kind}``),
+each with its JSON twin under /api (docs/ratings.md, docs/api.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request, Response
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.api.schemas import ERROR_RESPONSES
+from app.archive import players
+from app.db.models import User
+from app.gm import ratings
+from app.gm import service as gm
+from app.web.card_pages import STATUS_LABELS
+from app.web.common import render
+from app.web.deps import PageUser, SessionDep
+
+router = APIRouter(include_in_schema=False)
+api_router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
+UserName = Annotated[str, Path(max_length=200)]
+KindName = Annotated[str, Path(max_length=64)]
+
+
+def _ranking(session: Session, kind: str) -> tuple[str, list[tuple[ratings.Standing, str]]]:
+    impl = gm.game_impl(kind)
+    ratings.catch_up(session)
+    rows = ratings.standings(session, impl.kind)
+    ids = [row.user_id for row in rows]
+    names = {
+        user_id: name
+        for user_id, name in session.execute(select(User.id, User.name).where(User.id.in_(ids)))
+    }
+    return impl.kind, [(row, names.get(row.user_id, "")) for row in rows]
+
+
+@router.get("/users/{name:path}")
+def user_page(request: Request, name: UserName, session: SessionDep, user: PageUser) -> Response:
+    found = players.record(session, name)
+    session.commit()
+    return render(request, "users/user.html", user, record=found, card_statuses=STATUS_LABELS)
+
+
+@router.get("/ratings/{kind}")
+def ratings_page(request: Request, kind: KindName, session: SessionDep, user: PageUser) -> Response:
+    key, rows = _ranking(session, kind)
+    session.commit()
+    return render(
+        request,
+        "users/ratings.html",
+        user,
+        kind=key,
+        rows=rows,
+        provisional_games=ratings.PROVISIONAL_GAMES,
+        provisional_sigma=ratings.PROVISIONAL_SIGMA,
+    )
+
+
+@api_router.get("/users/{name:path}")
+def user_json(name: UserName, session: SessionDep) -> dict[str, Any]:
+    """A player's record: games played and won per kind, ratings, current tables, finished
+    games with place, score and replay, cards registered, trips shown."""
+    found = players.record(session, name)
+    session.commit()
+    return players.to_json(found)
+
+
+@api_router.get("/ratings/{kind}")
+def ratings_json(kind: KindName, session: SessionDep) -> dict[str, Any]:
+    """The kind's ranking: settled players first, then provisional ones, by mu − 3·sigma."""
+    key, rows = _ranking(session, kind)
+    session.commit()
+    return {
+        "kind": key,
+        "ranking": [{"name": name, **row.to_json()} for row, name in rows],
+    }

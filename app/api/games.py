@@ -9,11 +9,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
+from sqlalchemy.orm import Session
 
 from app.accounts import ratelimit
 from app.api.schemas import ERROR_RESPONSES, PostOut, PostResult, ReplyOut, ValidationIssue
 from app.archive import listing, records
-from app.db.models import Game, Post, SealedCommand
+from app.db.models import Game, Post, SealedCommand, User
 from app.errors import Invalid
 from app.forum.moderation import log_for
 from app.games import all_games
@@ -332,16 +333,18 @@ def moves(game_id: int, session: SessionDep, user: OptionalApiUser) -> list[Move
     response_model=SealedResult,
     dependencies=[Depends(deps.require_bearer_header)],
 )
-def sealed(
-    game_id: int, body: BodyIn, request: Request, session: SessionDep, user: ApiUser
-) -> SealedResult:
+async def sealed(game_id: int, body: BodyIn, request: Request) -> SealedResult:
     """A sealed command: stored for its author and the GM, applied as the game says."""
-    ratelimit.check_post(session, request, user)
     secret = deps.secret_key(request)
-    row, public = gm.submit_sealed(session, game_id, user, body.body, secret)
-    session.commit()
-    replies = [reply_out(public)] if public is not None else []
-    return SealedResult(sealed=SealedOut.of(row), replies=replies)
+
+    def work(session: Session, user: User) -> SealedResult:
+        ratelimit.check_post(session, request, user)
+        row, public = gm.submit_sealed(session, game_id, user, body.body, secret)
+        session.commit()
+        replies = [reply_out(public)] if public is not None else []
+        return SealedResult(sealed=SealedOut.of(row), replies=replies)
+
+    return await deps.signed_in_work(request, work)
 
 
 @router.get("/{game_id}/sealed", response_model=list[SealedOut])

@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from sqlalchemy.orm import Session
 
 from app.accounts import ratelimit
 from app.accounts import users as accounts
 from app.api import schemas
 from app.api.games import post_result
+from app.db.models import User
 from app.forum import moderation
 from app.forum import service as forum
 from app.gm import service as gm
@@ -109,15 +111,19 @@ def thread(
     response_model=schemas.PostResult,
     dependencies=[Depends(deps.require_bearer_header)],
 )
-def create_post(
-    thread_id: int, body: schemas.NewPost, request: Request, session: SessionDep, user: ApiUser
+async def create_post(
+    thread_id: int, body: schemas.NewPost, request: Request
 ) -> schemas.PostResult:
     """A post, and the game master's answer when it holds commands (``gm.submit_post``)."""
-    ratelimit.check_post(session, request, user)
     secret = deps.secret_key(request)
-    post, replies = gm.submit_post(session, thread_id, user, body.body, secret, name=body.name)
-    session.commit()
-    return post_result(post, replies)
+
+    def work(session: Session, user: User) -> schemas.PostResult:
+        ratelimit.check_post(session, request, user)
+        post, replies = gm.submit_post(session, thread_id, user, body.body, secret, name=body.name)
+        session.commit()
+        return post_result(post, replies)
+
+    return await deps.signed_in_work(request, work)
 
 
 @router.post("/threads/{thread_id}/posts/{number}/hide", response_model=schemas.PostOut)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 from itsdangerous import BadSignature, Signer
@@ -19,6 +19,7 @@ from app.errors import Unauthorized
 from app.web.headers import CSRF_COOKIE
 
 SESSION_COOKIE = "bbsgm_session"
+T = TypeVar("T")
 
 
 # Trivial dependencies are coroutines: FastAPI runs a plain function in the thread pool, and
@@ -82,9 +83,19 @@ def csrf_ok(request: Request, submitted: str) -> bool:
     return secrets.compare_digest(nonce, request.cookies[CSRF_COOKIE])
 
 
+def _signed_in(session: Session, token: str, kind: str) -> User | None:
+    """The token's user, its read's transaction ended: on SQLite every transaction holds the
+    write lock (BEGIN IMMEDIATE), which a request must not keep across its hop from this
+    dependency's worker thread to the route's while every writer waits (a post's own work
+    then takes the lock again, for as long as it writes)."""
+    user = accounts.user_for_token(session, token, kind)
+    session.commit()  # a read only: nothing is written; the user stays loaded
+    return user
+
+
 def cookie_user(request: Request, session: SessionDep) -> User | None:
     token = request.cookies.get(SESSION_COOKIE, "")
-    return accounts.user_for_token(session, token, "session") if token else None
+    return _signed_in(session, token, "session") if token else None
 
 
 LOGIN_NEEDED = "ログインが必要です（Authorization: Bearer <token>）。"
@@ -100,7 +111,7 @@ def bearer_token(request: Request) -> str | None:
 
 def bearer_user(request: Request, session: SessionDep) -> User | None:
     token = bearer_token(request)
-    return accounts.user_for_token(session, token, "api") if token is not None else None
+    return _signed_in(session, token, "api") if token is not None else None
 
 
 async def require_bearer_header(request: Request) -> None:
@@ -116,6 +127,20 @@ def require_bearer_user(request: Request, session: SessionDep) -> User:
     if user is None:
         raise Unauthorized(LOGIN_NEEDED)
     return user
+
+
+async def signed_in_work(request: Request, work: Callable[[Session, User], T]) -> T:
+    """``work(session, user)`` for the bearer token's user, the sign-in and the work in one
+    worker thread and one session (the busiest routes: a post, a sealed command): a route's
+    dependencies and its body each take a hop between the event loop and a worker thread,
+    and each hop, under load, waits for the loop's turn."""
+    database: Database = request.app.state.database
+
+    def run() -> T:
+        with database.session() as session:
+            return work(session, require_bearer_user(request, session))
+
+    return await run_in_threadpool(run)
 
 
 PageUser = Annotated[User | None, Depends(cookie_user)]

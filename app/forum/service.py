@@ -316,6 +316,38 @@ def create_thread(
     return thread, post
 
 
+def create_site_thread(
+    session: Session,
+    board: Board,
+    title: str,
+    body: str,
+    secret: str,
+    *,
+    author_name: str,
+    now: datetime | None = None,
+) -> Thread:
+    """A thread the site itself writes (no account behind it: the card registry's, the
+    ロビー's guide), its first post by ``author_name`` (the bot's name)."""
+    now = now or utcnow()
+    thread = Thread(
+        board_id=board.id, title=title, author_id=None, created_at=now, last_post_at=now
+    )
+    session.add(thread)
+    board.thread_count += 1
+    session.flush()
+    add_post(
+        session,
+        thread.id,
+        author=None,
+        author_name=author_name,
+        body=body,
+        kind="gm",
+        secret=secret,
+        now=now,
+    )
+    return thread
+
+
 def format_bbs_time(when: datetime) -> str:
     """``2026/11/22(日) 10:28:09.12`` in Tokyo time, as BBS readers expect."""
     local = when.astimezone(BBS_TZ)

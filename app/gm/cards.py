@@ -135,25 +135,8 @@ def ensure_registry(session: Session, secret: str, now: datetime | None = None) 
     thread = registry_thread(session)
     if thread is None:
         board = forum.get_board(session, REGISTRY_SLUG)
-        thread = Thread(
-            board_id=board.id,
-            title=REGISTRY_TITLE,
-            author_id=None,
-            created_at=now,
-            last_post_at=now,
-        )
-        session.add(thread)
-        board.thread_count += 1
-        session.flush()
-        forum.add_post(
-            session,
-            thread.id,
-            author=None,
-            author_name=BOT_NAME,
-            body=welcome_text(),
-            kind="gm",
-            secret=secret,
-            now=now,
+        thread = forum.create_site_thread(
+            session, board, REGISTRY_TITLE, welcome_text(), secret, author_name=BOT_NAME, now=now
         )
     known = set(session.scalars(select(CardVersion.name_key)))
     for card in starter_pool():

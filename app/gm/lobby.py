@@ -119,21 +119,8 @@ def ensure_guide(
     if board is None:
         return None
     now = now or utcnow()
-    thread = Thread(
-        board_id=board.id, title=GUIDE_TITLE, author_id=None, created_at=now, last_post_at=now
-    )
-    session.add(thread)
-    board.thread_count += 1
-    session.flush()
-    forum.add_post(
-        session,
-        thread.id,
-        author=None,
-        author_name=BOT_NAME,
-        body=guide_text(base_url),
-        kind="gm",
-        secret=secret,
-        now=now,
+    thread = forum.create_site_thread(
+        session, board, GUIDE_TITLE, guide_text(base_url), secret, author_name=BOT_NAME, now=now
     )
     session.add(PinnedThread(thread_id=thread.id, purpose=GUIDE, created_at=now))
     session.flush()

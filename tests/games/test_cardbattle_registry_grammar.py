@@ -24,22 +24,7 @@ from app.games.cardbattle.registry import (
 )
 from app.games.resources import resource_dir
 from app.gm.lines import classify_line, command_lines, misspelt_verb
-
-
-def normal(name: str, cost: int, attack: int, durability: int, *abilities: Ability) -> CardSpec:
-    return CardSpec(
-        name=name,
-        kind="normal",
-        cost=cost,
-        attack=attack,
-        durability=durability,
-        abilities=abilities,
-    )
-
-
-def magic(name: str, cost: int, *abilities: Ability) -> CardSpec:
-    return CardSpec(name=name, kind="magic", cost=cost, abilities=abilities)
-
+from tests.support.cardbattle import magic, normal
 
 SWORD = normal("炎の剣", 300, 200, 300, Ability(timing="entry", effect="damage", amount=100))
 FIREBALL = magic("火球", 200, Ability(effect="damage_all", amount=100))

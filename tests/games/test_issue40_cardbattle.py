@@ -7,28 +7,10 @@ import pytest
 
 from app.games.base import Rng, RuleError, State
 from app.games.cardbattle import game
-from app.games.cardbattle.cards import Ability, CardSpec
+from app.games.cardbattle.cards import CardSpec
+from tests.support.cardbattle import ability, magic, normal
 
 NAMES = ["A", "B"]
-
-
-def normal(name: str, cost: int, attack: int, durability: int, *abilities: Ability) -> CardSpec:
-    return CardSpec(
-        name=name,
-        kind="normal",
-        cost=cost,
-        attack=attack,
-        durability=durability,
-        abilities=abilities,
-    )
-
-
-def magic(name: str, cost: int, *abilities: Ability) -> CardSpec:
-    return CardSpec(name=name, kind="magic", cost=cost, abilities=abilities)
-
-
-def ability(effect: str, amount: int = 0, timing: str | None = None) -> Ability:
-    return Ability.model_validate({"effect": effect, "amount": amount, "timing": timing})
 
 
 def do(state: State, seat: int, line: str, seq: int = 1) -> State:

@@ -62,7 +62,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import bbsgm_serve, machine, make_users, percentile, scratch_database
+from common import bbsgm_serve, machine, make_users, percentile, process_tree, scratch_database
 
 from app.db.engine import Database
 
@@ -295,20 +295,6 @@ def raise_fd_limit() -> int:
     return soft
 
 
-def server_processes(root: int) -> list[int]:
-    """``root`` and its descendants (uvicorn's supervisor and its workers)."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError):
-                stat = Path(f"/proc/{entry}/stat").read_text()
-                parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found = [root]
-    for pid in found:
-        found += [child for child, parent in parents.items() if parent == pid]
-    return found
-
-
 def worker_of_ports(server_pid: int, server_port: int, client_ports: list[int]) -> dict[int, int]:
     """Client port -> the pid of the server process holding that connection's other end."""
     inode_of_port: dict[int, str] = {}
@@ -322,7 +308,7 @@ def worker_of_ports(server_pid: int, server_port: int, client_ports: list[int]) 
                 if local_port == server_port and remote_port in wanted:
                     inode_of_port[remote_port] = fields[9]
     pid_of_inode: dict[str, int] = {}
-    for pid in server_processes(server_pid):
+    for pid in process_tree(server_pid):
         with contextlib.suppress(OSError):
             for fd in os.listdir(f"/proc/{pid}/fd"):
                 with contextlib.suppress(OSError):
@@ -449,7 +435,7 @@ def run(
         created.raise_for_status()
         threads.append(created.json()["id"])
     watched, unwatched = threads
-    pids = server_processes(server_pid)
+    pids = process_tree(server_pid)
 
     def timed(posting: Any) -> tuple[Posting, float]:
         """The posting's result and the server's CPU seconds meanwhile."""

@@ -19,30 +19,16 @@ import pytest
 from app import i18n
 from app.games.base import Rng, State
 from app.games.cardbattle import content, game
-from app.games.cardbattle.cards import Ability, CardSpec
+from app.games.cardbattle.cards import Ability
 from app.games.cardbattle.svg import OWN_MAGIC_LABEL, SEALED_LABEL, board_svg
 from app.games.kit.content import ContentError
 from app.games.resources import resource_dir
+from tests.support.cardbattle import magic, normal
 from tests.test_i18n import _strings, japanese_outside
 
 NS = "{http://www.w3.org/2000/svg}"
 MARKUP = "<script>x</script>&\"'"
 NAMES = [MARKUP, "花子"]
-
-
-def _normal(name: str, cost: int, attack: int, durability: int, *abilities: Ability) -> CardSpec:
-    return CardSpec(
-        name=name,
-        kind="normal",
-        cost=cost,
-        attack=attack,
-        durability=durability,
-        abilities=abilities,
-    )
-
-
-def _magic(name: str, cost: int, *abilities: Ability) -> CardSpec:
-    return CardSpec(name=name, kind="magic", cost=cost, abilities=abilities)
 
 
 # A pool of our own, so that the battle reaches every look a card has (a shield, a raised
@@ -51,24 +37,24 @@ def _magic(name: str, cost: int, *abilities: Ability) -> CardSpec:
 POOL = {
     card.name: card
     for card in (
-        _normal("舞踏子", 300, 120, 200, Ability(effect="shield", amount=50, timing="entry")),
-        _normal("ホープ", 250, 100, 180, Ability(effect="heal", amount=50, timing="turn_start")),
-        _normal("MAKI", 350, 150, 150, Ability(effect="revive", amount=100, timing="destroyed")),
-        _normal(
+        normal("舞踏子", 300, 120, 200, Ability(effect="shield", amount=50, timing="entry")),
+        normal("ホープ", 250, 100, 180, Ability(effect="heal", amount=50, timing="turn_start")),
+        normal("MAKI", 350, 150, 150, Ability(effect="revive", amount=100, timing="destroyed")),
+        normal(
             "鉄壁の守護者", 200, 60, 300, Ability(effect="attack_up", amount=30, timing="attack")
         ),
-        _normal(
+        normal(
             "疾風の剣士ファルシオン",
             280,
             170,
             120,
             Ability(effect="damage_all", amount=30, timing="attack"),
         ),
-        _normal("見習い魔導士", 150, 80, 100, Ability(effect="damage", amount=40, timing="entry")),
-        _magic("火球", 100, Ability(effect="damage", amount=120)),
-        _magic("封印の鎖", 150, Ability(effect="remove")),
-        _magic("癒しの風", 80, Ability(effect="heal", amount=100)),
-        _magic("守りの盾", 60, Ability(effect="shield", amount=80)),
+        normal("見習い魔導士", 150, 80, 100, Ability(effect="damage", amount=40, timing="entry")),
+        magic("火球", 100, Ability(effect="damage", amount=120)),
+        magic("封印の鎖", 150, Ability(effect="remove")),
+        magic("癒しの風", 80, Ability(effect="heal", amount=100)),
+        magic("守りの盾", 60, Ability(effect="shield", amount=80)),
     )
 }
 DECKS = (

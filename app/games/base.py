@@ -1085,6 +1085,12 @@ class Game:
             return [chosen]
         return self.default_commands(state, seat)
 
+    def bot_lines(self, state: State, seat: int) -> list[str]:
+        """What a bot seated at ``seat`` plays now, while the game waits for it, decided from
+        that seat's own view and legal lines only. The dropped-seat play until a kind has a
+        bot of its own."""
+        return self.autoplay(state, seat)
+
     def zombie(self, own_view: Mapping[str, Any], legal: Sequence[str]) -> str | None:
         """A sensible next line for a dropped player, chosen from the lines legal for them now
         by what their own view shows; None: play the default moves. None by default."""

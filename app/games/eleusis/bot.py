@@ -1,0 +1,187 @@
+"""新新エリューシス's bot (Game.bot_lines; docs/bot-play.md): from one seat's own view and legal
+lines only.
+
+As the parent (phase ``rule``): a formal rule from the house list (content/house_rules.toml),
+picked from a digest of the view among grades 2–4 (an easy rule is found at once, a hard one
+disqualifies everyone, and the parent scores when a child empties the hand), sealed with
+``RULE``; the game then judges every play by it. Asked to judge (a hand-judged round the bot
+took over, whose words no machine reads) it takes the player at their word, as at a deadline.
+
+As a child: the hypotheses are the rules of the same list, each weighted by how well it agrees
+with what the view shows — every accepted card of the line follows it, every refused string
+breaks it (a single refused card was refused; a longer string did not all succeed in order).
+A play of 1–4 cards declared ○ (they succeed in order) or ● (each would fail) is worth
+``n × (2p − 1)`` cards shed, ``p`` being the weight of the hypotheses that judge it as declared
+(a wrong declaration draws ``2n``), and after the 40th card a wrong declaration disqualifies,
+which costs the whole hand. The best play is built greedily card by card. A child sure of the
+rule (one hypothesis left, enough seen) declares ``PROPHET`` when offered; a prophet judges by
+its best hypothesis.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from app.games.eleusis.rule import FAILURE, SUCCESS, Node, accepts, judge, parse_rule
+from app.games.kit.bot import view_rng
+from app.games.kit.content import content_dir, load_content
+
+__all__ = ["HouseRule", "bot", "hypotheses", "house_rules"]
+
+# A hypothesis that breaks what the view shows keeps this much weight per disagreement.
+SOFTNESS = 0.05
+# The grades the parent picks from.
+PARENT_GRADES = (2, 3, 4)
+# After this many cards a wrong declaration disqualifies (R).
+CAREFUL_AFTER = 40
+MAX_CARDS = 4
+
+
+class HouseRule(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    grade: int
+    ja: str
+
+
+class HouseRules(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    rules: list[HouseRule]
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    rule: HouseRule
+    node: Node
+
+
+@functools.cache
+def house_rules() -> tuple[HouseRule, ...]:
+    """The house list, validated (every text parses and type-checks in the rule language)."""
+    path = content_dir("eleusis") / "house_rules.toml"
+    loaded = load_content(path, HouseRules)
+    for entry in loaded.rules:
+        parse_rule(entry.text)  # raises RuleLanguageError naming the problem
+    return tuple(loaded.rules)
+
+
+@functools.cache
+def hypotheses() -> tuple[Hypothesis, ...]:
+    return tuple(Hypothesis(rule, parse_rule(rule.text)) for rule in house_rules())
+
+
+def _observations(line: Sequence[Mapping[str, Any]]) -> list[tuple[list[str], list[str], bool]]:
+    """(line so far, cards, accepted in order?) for every card of the line after the starter
+    and every refused string under it."""
+    seen: list[tuple[list[str], list[str], bool]] = []
+    cards = [str(entry["card"]) for entry in line]
+    for index, entry in enumerate(line):
+        before = cards[: index + 1]
+        for run in entry.get("failed", []):
+            if run:
+                seen.append((before, [str(card) for card in run], False))
+        if index + 1 < len(cards):
+            seen.append((before, [cards[index + 1]], True))
+    return seen
+
+
+def _weights(line: Sequence[Mapping[str, Any]]) -> list[tuple[Node, float]]:
+    seen = _observations(line)
+    weighted = []
+    for hypothesis in hypotheses():
+        misses = 0
+        for before, cards, ok in seen:
+            if ok:
+                misses += not accepts(hypothesis.node, before, cards[0])
+            else:
+                misses += judge(hypothesis.node, before, cards) == SUCCESS
+        weighted.append((hypothesis.node, SOFTNESS**misses))
+    total = sum(weight for _, weight in weighted)
+    return [(node, weight / total) for node, weight in weighted]
+
+
+def _chance(weights: Sequence[tuple[Node, float]], line: list[str], cards: list[str], mark: str) -> float:
+    return sum(weight for node, weight in weights if judge(node, line, cards) == mark)
+
+
+def _best_play(
+    weights: Sequence[tuple[Node, float]], line: list[str], hand: list[str], careful: bool
+) -> tuple[str, list[str]]:
+    """The declaration and cards of the best play, built greedily (see the module's text)."""
+    loss = len(hand) if careful else 0
+
+    def worth(n: int, p: float) -> float:
+        return p * n - (1 - p) * (n + loss)
+
+    options: list[tuple[float, str, list[str]]] = []
+    for mark in (SUCCESS, FAILURE):
+        chosen: list[str] = []
+        left = list(hand)
+        while left and len(chosen) < MAX_CARDS:
+            scored = [(_chance(weights, line, [*chosen, card], mark), card) for card in left]
+            p, card = max(scored, key=lambda item: item[0])
+            chosen.append(card)
+            left.remove(card)
+            options.append((worth(len(chosen), p), mark, list(chosen)))
+            if p < 0.5:
+                break
+    value, mark, cards = max(options, key=lambda item: item[0])
+    return mark, cards
+
+
+def _judgment(weights: Sequence[tuple[Node, float]], line: list[str], cards: list[str]) -> str:
+    tally: dict[str, float] = {}
+    for node, weight in weights:
+        mark = judge(node, line, cards)
+        tally[mark] = tally.get(mark, 0.0) + weight
+    return max(sorted(tally), key=lambda mark: tally[mark])
+
+
+def _sure(weights: Sequence[tuple[Node, float]], line: Sequence[Mapping[str, Any]]) -> bool:
+    """One hypothesis carries the weight, after enough of the line to tell them apart."""
+    return len(_observations(line)) >= 10 and max(weight for _, weight in weights) > 0.97
+
+
+def bot(own_view: Mapping[str, Any], legal: Sequence[str]) -> list[str]:
+    seat = own_view.get("seat")
+    phase = own_view.get("phase")
+    if not isinstance(seat, int) or own_view.get("over"):
+        return []
+    entries = own_view.get("line") or []
+    line = [str(entry["card"]) for entry in entries]
+    if phase == "rule":
+        if own_view.get("parent_seat") != seat or own_view.get("rule") is not None:
+            return []
+        rng = view_rng(own_view, legal)
+        choices = [rule for rule in house_rules() if rule.grade in PARENT_GRADES]
+        return [f"RULE {rng.choice(choices).text}"]
+    pending = own_view.get("pending")
+    judges = [line_ for line_ in legal if line_.startswith("JUDGE ")]
+    if pending is not None and judges:
+        cards = [str(card) for card in pending["cards"]]
+        rule = own_view.get("rule")
+        if own_view.get("parent_seat") == seat:
+            if rule is not None and rule.get("mode") == "formal":
+                wanted = f"JUDGE {judge(parse_rule(str(rule['text'])), line, cards)}"
+            else:
+                wanted = f"JUDGE {pending['declaration']}"
+        else:
+            wanted = f"JUDGE {_judgment(_weights(entries), line, cards)}"
+        return [wanted] if wanted in judges else [judges[0]]
+    if "PROPHET" in legal and _sure(_weights(entries), entries):
+        return ["PROPHET"]
+    hand = [str(card) for card in own_view.get("hand") or []]
+    plays = [line_ for line_ in legal if line_.startswith("PLAY ")]
+    if not plays or not hand or not line:
+        return [plays[0]] if plays else []
+    careful = int(own_view.get("played") or 0) >= CAREFUL_AFTER
+    mark, cards = _best_play(_weights(entries), line, hand, careful)
+    return [f"PLAY {mark} {' '.join(cards)}"]

@@ -101,11 +101,6 @@ def assert_blind_bot(kind: str) -> None:
     assert changed, f"{kind}: no hidden information was changed"
 
 
-@pytest.mark.parametrize("kind", sorted(BLIND))
-def test_a_bot_s_lines_are_the_same_whatever_its_seat_cannot_see(kind: str) -> None:
-    assert_blind_bot(kind)
-
-
 def _whole_game(kind: str, seed: str, bot_seat: int) -> State:
     """One whole game: the bot in `bot_seat`, random legal lines elsewhere (an エリューシス
     parent without a listed line seals a house rule at random; the GM ends a long round).

@@ -32,8 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.games import GAMES  # noqa: E402
-from app.games.base import Game, Rng, State  # noqa: E402
+from app.games import GAMES
+from app.games.base import Game, Rng, State
 
 SEATS = {"eitsuku": 3, "eleusis": 4, "populous": 3, "idolwp": 3, "cardbattle": 2}
 GAMES_PER_KIND = {"eitsuku": 60, "eleusis": 24, "populous": 30, "idolwp": 60, "cardbattle": 200}
@@ -61,7 +61,9 @@ class Tally:
     notes: list[str] = field(default_factory=list)
 
 
-def _opponent_lines(impl: Game, state: State, seat: int, style: str, rng: random.Random) -> list[str]:
+def _opponent_lines(
+    impl: Game, state: State, seat: int, style: str, rng: random.Random
+) -> list[str]:
     if style == "zombie":
         lines = impl.autoplay(state, seat)
         if lines:

@@ -75,7 +75,10 @@ BLIND: dict[str, tuple[Callable[[State, int], None], tuple[str, ...]]] = {
     ),
     "populous": (_blind_populous, ("第1ラウンド", "第7ラウンド", "戦争か調停の選択待ち")),
     "idolwp": (_blind_idolwp, ("第2ラウンド", "イベント参加待ち", "第7ラウンド")),
-    "cardbattle": (_blind_cardbattle, ("デッキ封印待ち", "片方のデッキ封印済み", "公開後の宣言受付")),
+    "cardbattle": (
+        _blind_cardbattle,
+        ("デッキ封印待ち", "片方のデッキ封印済み", "公開後の宣言受付"),
+    ),
 }
 
 

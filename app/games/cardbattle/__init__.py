@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.games.base import Game, State, Viewer, phase_or_turn
-from app.games.cardbattle import rules, scoring, svg
 from app.games.cardbattle import bot as _bot
+from app.games.cardbattle import rules, scoring, svg
 from app.games.cardbattle import zombie as _zombie
 from app.games.cardbattle.commands import GAME_COMMANDS, Magic
 from app.games.cardbattle.content import starter_pool
@@ -89,6 +89,7 @@ class Cardbattle(Game):
         # From the seat's own view and its lines only (sealed ones too), docs/bot-play.md.
         thread, sealed = self.legal_split(state, seat)
         return _bot.bot(self.view(state, seat), thread + sealed)
+
     waiting_for = staticmethod(rules.waiting_for)
     turn_key = staticmethod(rules.turn_key)
 

@@ -66,7 +66,7 @@ def _choose_deck(pool_json: str, second: bool) -> str:
     def strength(combo: Sequence[str]) -> float:
         attack = sum(powers[name][0] for name in combo)
         durability = sum(powers[name][1] for name in combo)
-        return (attack ** lean[0]) * (durability ** lean[1])
+        return float(attack ** lean[0]) * float(durability ** lean[1])
 
     decks = [
         combo
@@ -81,7 +81,9 @@ def _choose_deck(pool_json: str, second: bool) -> str:
             name
             for name, card in pool.items()
             if card["kind"] == "magic"
-            and any(a.get("effect") in ("damage", "damage_all") for a in card.get("abilities") or [])
+            and any(
+                a.get("effect") in ("damage", "damage_all") for a in card.get("abilities") or []
+            )
         ),
         key=lambda name: (int(pool[name]["cost"]), name),
     )

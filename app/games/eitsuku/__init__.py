@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.games.base import Actor, Game, Rng, State, Viewer, phase_or_turn
-from app.games.eitsuku import rules, scoring, svg
 from app.games.eitsuku import bot as _bot
+from app.games.eitsuku import rules, scoring, svg
 from app.games.eitsuku import zombie as _zombie
 from app.games.eitsuku.commands import GAME_COMMANDS, GM_COMMANDS, Shuffle
 from app.games.eitsuku.grammar import PARSER
@@ -75,6 +75,7 @@ class Eitsuku(Game):
         # From the seat's own view and its lines only (sealed ones too), docs/bot-play.md.
         thread, sealed = self.legal_split(state, seat)
         return _bot.bot(self.view(state, seat), thread + sealed)
+
     default_commands = staticmethod(rules.default_commands)
 
     def turn_key(self, state: State) -> str:

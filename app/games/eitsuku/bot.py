@@ -7,7 +7,8 @@ A week, in the phases' order: answer a pending 6 (the zombie's deck); play タ�
 a still empty required slot first, 助演 too (the zombie leaves it empty) — before releasing in the
 same week; release as soon as the film can be; scout a missing role's deck (役者 for an empty 助演
 once the required roles are in hand), else buy the largest budget card on offer; with no role to
-place, draw an event card (a chance of タイアップキャンペーン) rather than nothing; then end the week.
+place, draw an event card (a chance of タイアップキャンペーン) rather than nothing; then end the
+week.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def bot(own_view: Mapping[str, Any], legal: Sequence[str]) -> list[str]:
     me = own_view["players"][seat]
     if any(line.startswith("CHOOSE ") for line in legal):
         chosen = zombie(own_view, legal)
-        return [chosen] if chosen in legal else [legal[0]]
+        return [chosen] if chosen is not None and chosen in legal else [legal[0]]
     if TIE_IN in legal:
         return [TIE_IN]
     slots = me["slots"]
@@ -64,8 +65,10 @@ def bot(own_view: Mapping[str, Any], legal: Sequence[str]) -> list[str]:
     empty = [slot for slot in REQUIRED_SLOTS if slots.get(slot) is None]
     held = [role_deck_of(card) for card in me["stock"]]
     missing = [SLOT_DECK[slot] for slot in empty if SLOT_DECK[slot] not in held]
-    if not missing and slots.get(SUPPORT) is None and held.count(SLOT_DECK[SUPPORT]) < 1 + (
-        slots.get("主演") is None
+    if (
+        not missing
+        and slots.get(SUPPORT) is None
+        and held.count(SLOT_DECK[SUPPORT]) < 1 + (slots.get("主演") is None)
     ):
         missing = [SLOT_DECK[SUPPORT]]
     for line in legal:

@@ -21,7 +21,6 @@ its best hypothesis.
 from __future__ import annotations
 
 import functools
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +31,7 @@ from app.games.eleusis.rule import FAILURE, SUCCESS, Node, accepts, judge, parse
 from app.games.kit.bot import view_rng
 from app.games.kit.content import content_dir, load_content
 
-__all__ = ["HouseRule", "bot", "hypotheses", "house_rules"]
+__all__ = ["HouseRule", "bot", "house_rules", "hypotheses"]
 
 # A hypothesis that breaks what the view shows keeps this much weight per disagreement.
 SOFTNESS = 0.05
@@ -108,7 +107,9 @@ def _weights(line: Sequence[Mapping[str, Any]]) -> list[tuple[Node, float]]:
     return [(node, weight / total) for node, weight in weighted]
 
 
-def _chance(weights: Sequence[tuple[Node, float]], line: list[str], cards: list[str], mark: str) -> float:
+def _chance(
+    weights: Sequence[tuple[Node, float]], line: list[str], cards: list[str], mark: str
+) -> float:
     return sum(weight for node, weight in weights if judge(node, line, cards) == mark)
 
 
@@ -133,7 +134,7 @@ def _best_play(
             options.append((worth(len(chosen), p), mark, list(chosen)))
             if p < 0.5:
                 break
-    value, mark, cards = max(options, key=lambda item: item[0])
+    _, mark, cards = max(options, key=lambda item: item[0])
     return mark, cards
 
 

@@ -22,7 +22,10 @@ T = TypeVar("T")
 def view_digest(own_view: Mapping[str, Any], legal: Sequence[str]) -> str:
     """SHA-256 of the view and the lines, as canonical JSON (keys sorted)."""
     text = json.dumps(
-        [own_view, list(legal)], sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+        [own_view, list(legal)],
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
         default=str,
     )
     return hashlib.sha256(text.encode()).hexdigest()

@@ -15,8 +15,8 @@ from typing import Any
 
 from app.games.base import Actor, Game, Rng, State, Viewer, phase_or_turn
 from app.games.kit import seats
-from app.games.populous import content, rules, scoring, svg
 from app.games.populous import bot as _bot
+from app.games.populous import content, rules, scoring, svg
 from app.games.populous import zombie as _zombie
 from app.games.populous.commands import GAME_COMMANDS, Discard, Pick, Play, Reveal
 from app.games.populous.grammar import PARSER

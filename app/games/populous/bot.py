@@ -3,11 +3,12 @@ lines only — the public map, resources and generations, its own hand and skill
 
 The zombie's heuristic (app/games/populous/zombie.py: the area that costs no 信仰, free workers
 on new squares making majorities, war when its pieces and 情熱 match every side, towns that make
-a new majority), but for the hand: the bot changes generation every turn it may (every change is a 決算: a
-town, a skill revealed, the previous 現代 × majorities in VP; and each generation column is 4 VP
-to whoever has most cards in it), and spends 情熱 on extra actions of 繁栄. In the setup, where
-the zombie has no choice, the opening cubes closest to 情熱 2 食料 3 信仰 2, else the first line
-offered (the first race, the first skill of the pack), as the deadline's default moves do.
+a new majority), but for the hand: the bot changes generation every turn it may (every change
+is a 決算: a town, a skill revealed, the previous 現代 × majorities in VP; and each generation
+column is 4 VP to whoever has most cards in it), and spends 情熱 on extra actions of 繁栄.
+In the setup, where the zombie has no choice, the opening cubes closest to 情熱 2 食料 3
+信仰 2, else the first line offered (the first race, the first skill of the pack), as the
+deadline's default moves do.
 """
 
 from __future__ import annotations
@@ -60,7 +61,13 @@ def bot(own_view: Mapping[str, Any], legal: Sequence[str]) -> list[str]:
     seat = own_view.get("seat")
     if own_view.get("phase") == "play" and isinstance(seat, int):
         verbs = {line.split()[0] for line in legal}
-        if verbs & {"PLAY", "NEWGEN", "FACEDOWN"} and not verbs & {"AREA", "WAR", "TOWN", "REVEAL", "PLACE"}:
+        if verbs & {"PLAY", "NEWGEN", "FACEDOWN"} and not verbs & {
+            "AREA",
+            "WAR",
+            "TOWN",
+            "REVEAL",
+            "PLACE",
+        }:
             chosen = _play(legal, own_view["players"][seat], own_view)
             if chosen is not None:
                 return [chosen]

@@ -3,6 +3,7 @@
     python bench/bots.py                 # every kind, the default number of games
     python bench/bots.py --quick         # a few games per kind (a smoke run)
     python bench/bots.py --games 200 --kinds eleusis cardbattle
+    python bench/bots.py --kinds eleusis --outside-rules   # parents' rules not in the list
 
 For each kind, whole games with the bot (`Game.bot_lines`) in one seat — a different seat each
 game — and the other seats played either by random legal lines ("random") or by the kind's
@@ -16,7 +17,8 @@ bot's time per decision (mean and the slowest).
 
 Where the rules give a seat no listed line to play (えいつく's and エリューシス's parent sealing
 a rule is free text): a random or zombie parent seals a rule drawn at random from the house list
-of formal rules (app/games/eleusis/content/house_rules.toml). An エリューシス round that goes on
+of formal rules (app/games/eleusis/content/house_rules.toml), or with ``--outside-rules`` one of
+`OUTSIDE_RULES`, none of which is in that list (the child bot's hypotheses). An エリューシス round that goes on
 past 400 moves is ended by the GM (ENDROUND), as a table would agree to.
 """
 
@@ -38,6 +40,17 @@ from app.games.base import Game, Rng, State
 SEATS = {"eitsuku": 3, "eleusis": 4, "populous": 3, "idolwp": 3, "cardbattle": 2}
 GAMES_PER_KIND = {"eitsuku": 60, "eleusis": 24, "populous": 30, "idolwp": 60, "cardbattle": 200}
 QUICK_GAMES = 4
+# --outside-rules: rules an エリューシス parent other than the bot seals, none of them in the
+# house list (the child bot's hypotheses), to see how it does when the list misses the rule.
+OUTSIDE_RULES = (
+    "card.rank > prev.rank",
+    "card.rank < prev.rank",
+    "abs(card.rank - prev.rank) <= 1",
+    "card.rank >= 7",
+    "card.color == red or card.face",
+    "card.rank % 3 != 0",
+    "card.face or card.rank > prev.rank",
+)
 MAX_MOVES = 20000
 ROUND_MOVES = 400
 
@@ -62,8 +75,10 @@ class Tally:
 
 
 def _opponent_lines(
-    impl: Game, state: State, seat: int, style: str, rng: random.Random
+    impl: Game, state: State, seat: int, style: str, rng: random.Random, outside: bool = False
 ) -> list[str]:
+    if outside and impl.kind == "eleusis" and state["phase"] == "rule":
+        return [f"RULE {rng.choice(OUTSIDE_RULES)}"]
     if style == "zombie":
         lines = impl.autoplay(state, seat)
         if lines:
@@ -85,7 +100,7 @@ def _apply(impl: Game, state: State, actor: Any, line: str, seed: str, seq: int)
     return new_state
 
 
-def play_one(kind: str, game_no: int, style: str, tally: Tally) -> None:
+def play_one(kind: str, game_no: int, style: str, tally: Tally, outside: bool = False) -> None:
     impl = GAMES[kind]
     seats = SEATS[kind]
     bot_seat = game_no % seats
@@ -116,7 +131,7 @@ def play_one(kind: str, game_no: int, style: str, tally: Tally) -> None:
             tally.seconds += spent
             tally.slowest = max(tally.slowest, spent)
         else:
-            lines = _opponent_lines(impl, state, seat, style, rng)
+            lines = _opponent_lines(impl, state, seat, style, rng, outside)
         if not lines:
             if kind == "eleusis":
                 seq += 1
@@ -143,6 +158,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_GAMES} games each")
     parser.add_argument("--kinds", nargs="*", default=sorted(SEATS))
     parser.add_argument("--against", nargs="*", default=["random", "zombie"])
+    parser.add_argument(
+        "--outside-rules",
+        action="store_true",
+        help="エリューシス: other parents seal rules outside the house list",
+    )
     args = parser.parse_args()
     print(f"# bots: python {sys.version.split()[0]}")
     for kind in args.kinds:
@@ -151,7 +171,7 @@ def main() -> None:
             tally = Tally()
             started = time.perf_counter()
             for game_no in range(games):
-                play_one(kind, game_no, style, tally)
+                play_one(kind, game_no, style, tally, args.outside_rules)
             wall = time.perf_counter() - started
             share = tally.wins / tally.games
             even = 1 / SEATS[kind]

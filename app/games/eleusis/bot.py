@@ -40,6 +40,12 @@ PARENT_GRADES = (2, 3, 4)
 # After this many cards a wrong declaration disqualifies (R).
 CAREFUL_AFTER = 40
 MAX_CARDS = 4
+# A rule outside the list is as likely as a listed rule that broke this many observations.
+UNKNOWN_MISSES = 1.5
+# Only the latest observations are weighed (a long round's line makes every decision slower).
+RECENT = 80
+# Hypotheses below this share of the weight are left out of the play's reckoning.
+NEGLIGIBLE = 1e-4
 
 
 class HouseRule(BaseModel):
@@ -92,8 +98,18 @@ def _observations(line: Sequence[Mapping[str, Any]]) -> list[tuple[list[str], li
     return seen
 
 
-def _weights(line: Sequence[Mapping[str, Any]]) -> list[tuple[Node, float]]:
-    seen = _observations(line)
+@dataclass(frozen=True)
+class Belief:
+    """The child's belief about the rule: the house rules' weights, and the weight of a rule
+    outside the list, of which only the share of cards it accepts is known (`rate`)."""
+
+    rules: list[tuple[Node, float]]
+    unknown: float
+    rate: float
+
+
+def _belief(line: Sequence[Mapping[str, Any]]) -> Belief:
+    seen = _observations(line)[-RECENT:]
     weighted = []
     for hypothesis in hypotheses():
         misses = 0
@@ -103,18 +119,17 @@ def _weights(line: Sequence[Mapping[str, Any]]) -> list[tuple[Node, float]]:
             else:
                 misses += judge(hypothesis.node, before, cards) == SUCCESS
         weighted.append((hypothesis.node, SOFTNESS**misses))
-    total = sum(weight for _, weight in weighted)
-    return [(node, weight / total) for node, weight in weighted]
-
-
-def _chance(
-    weights: Sequence[tuple[Node, float]], line: list[str], cards: list[str], mark: str
-) -> float:
-    return sum(weight for node, weight in weights if judge(node, line, cards) == mark)
+    unknown = SOFTNESS**UNKNOWN_MISSES
+    total = sum(weight for _, weight in weighted) + unknown
+    kept = [(node, weight / total) for node, weight in weighted if weight / total > NEGLIGIBLE]
+    accepted = sum(ok for _, _, ok in seen)
+    refused = sum(len(cards) == 1 and not ok for _, cards, ok in seen)
+    rate = (accepted + 1) / (accepted + refused + 2)  # Laplace's rule of succession
+    return Belief(kept, unknown / total, rate)
 
 
 def _best_play(
-    weights: Sequence[tuple[Node, float]], line: list[str], hand: list[str], careful: bool
+    belief: Belief, line: list[str], hand: list[str], careful: bool
 ) -> tuple[str, list[str]]:
     """The declaration and cards of the best play, built greedily (see the module's text)."""
     loss = len(hand) if careful else 0
@@ -123,32 +138,69 @@ def _best_play(
         return p * n - (1 - p) * (n + loss)
 
     options: list[tuple[float, str, list[str]]] = []
-    for mark in (SUCCESS, FAILURE):
-        chosen: list[str] = []
-        left = list(hand)
-        while left and len(chosen) < MAX_CARDS:
-            scored = [(_chance(weights, line, [*chosen, card], mark), card) for card in left]
-            p, card = max(scored, key=lambda item: item[0])
-            chosen.append(card)
-            left.remove(card)
-            options.append((worth(len(chosen), p), mark, list(chosen)))
-            if p < 0.5:
-                break
+    # ●: each card would fail as the next card, all judged against the same line.
+    refused = [
+        (weight, {card for card in set(hand) if not accepts(node, line, card)})
+        for node, weight in belief.rules
+    ]
+    chosen: list[str] = []
+    left = list(hand)
+    while left and len(chosen) < MAX_CARDS:
+        n = len(chosen) + 1
+        scored = [
+            (
+                sum(w for w, cards in refused if card in cards and set(chosen) <= cards)
+                + belief.unknown * (1 - belief.rate) ** n,
+                card,
+            )
+            for card in left
+        ]
+        p, card = max(scored, key=lambda item: item[0])
+        chosen.append(card)
+        left.remove(card)
+        options.append((worth(n, p), FAILURE, list(chosen)))
+        if p < 0.5:
+            break
+    # ○: the cards succeed one after another, the line growing with each.
+    alive = list(belief.rules)
+    chosen = []
+    left = list(hand)
+    while left and len(chosen) < MAX_CARDS:
+        n = len(chosen) + 1
+        grown = [*line, *chosen]
+        accepting = {
+            card: [(node, w) for node, w in alive if accepts(node, grown, card)]
+            for card in set(left)
+        }
+        scored = [
+            (sum(w for _, w in accepting[card]) + belief.unknown * belief.rate**n, card)
+            for card in left
+        ]
+        p, card = max(scored, key=lambda item: item[0])
+        alive = accepting[card]
+        chosen.append(card)
+        left.remove(card)
+        options.append((worth(n, p), SUCCESS, list(chosen)))
+        if p < 0.5:
+            break
     _, mark, cards = max(options, key=lambda item: item[0])
     return mark, cards
 
 
-def _judgment(weights: Sequence[tuple[Node, float]], line: list[str], cards: list[str]) -> str:
+def _judgment(belief: Belief, line: list[str], cards: list[str]) -> str:
     tally: dict[str, float] = {}
-    for node, weight in weights:
+    for node, weight in belief.rules:
         mark = judge(node, line, cards)
         tally[mark] = tally.get(mark, 0.0) + weight
+    if not tally:
+        return SUCCESS
     return max(sorted(tally), key=lambda mark: tally[mark])
 
 
-def _sure(weights: Sequence[tuple[Node, float]], line: Sequence[Mapping[str, Any]]) -> bool:
+def _sure(belief: Belief, line: Sequence[Mapping[str, Any]]) -> bool:
     """One hypothesis carries the weight, after enough of the line to tell them apart."""
-    return len(_observations(line)) >= 10 and max(weight for _, weight in weights) > 0.97
+    top = max((weight for _, weight in belief.rules), default=0.0)
+    return len(_observations(line)) >= 10 and top > 0.97
 
 
 def bot(own_view: Mapping[str, Any], legal: Sequence[str]) -> list[str]:
@@ -175,14 +227,14 @@ def bot(own_view: Mapping[str, Any], legal: Sequence[str]) -> list[str]:
             else:
                 wanted = f"JUDGE {pending['declaration']}"
         else:
-            wanted = f"JUDGE {_judgment(_weights(entries), line, cards)}"
+            wanted = f"JUDGE {_judgment(_belief(entries), line, cards)}"
         return [wanted] if wanted in judges else [judges[0]]
-    if "PROPHET" in legal and _sure(_weights(entries), entries):
+    if "PROPHET" in legal and _sure(_belief(entries), entries):
         return ["PROPHET"]
     hand = [str(card) for card in own_view.get("hand") or []]
     plays = [line_ for line_ in legal if line_.startswith("PLAY ")]
     if not plays or not hand or not line:
         return [plays[0]] if plays else []
     careful = int(own_view.get("played") or 0) >= CAREFUL_AFTER
-    mark, cards = _best_play(_weights(entries), line, hand, careful)
+    mark, cards = _best_play(_belief(entries), line, hand, careful)
     return [f"PLAY {mark} {' '.join(cards)}"]

@@ -15,11 +15,11 @@ even share (1 / seats), then ``bot_share_<kind>_<opponent> <x>`` and the ratio t
 zombie; for two seats, where twice the even share is every game, see docs/bot-play.md), and the
 bot's time per decision (mean and the slowest).
 
-Where the rules give a seat no listed line to play (えいつく's and エリューシス's parent sealing
-a rule is free text): a random or zombie parent seals a rule drawn at random from the house list
-of formal rules (app/games/eleusis/content/house_rules.toml), or with ``--outside-rules`` one of
-`OUTSIDE_RULES`, none of which is in that list (the child bot's hypotheses). An エリューシス round that goes on
-past 400 moves is ended by the GM (ENDROUND), as a table would agree to.
+Where the rules give a seat no listed line to play (エリューシス's parent sealing a rule: free
+text), a random or zombie parent seals a rule drawn at random from the house list of formal
+rules (app/games/eleusis/content/house_rules.toml), or with ``--outside-rules`` one of
+`OUTSIDE_RULES`, none of which is in that list (the child bot's hypotheses). An エリューシス
+round that goes on past 400 moves is ended by the GM (ENDROUND), as a table would agree to.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from random import Random
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from app.games import GAMES
 from app.games.base import Rng, State
 from app.games.eleusis.bot import bot as eleusis_bot
 from app.games.eleusis.bot import house_rules
-from app.games.eleusis.rule import judge, parse_rule
+from app.games.eleusis.rule import accepts, judge, parse_rule
 from tests.support.fuzz_states import _OPTIONS, PLAYERS, script
 
 
@@ -217,3 +218,25 @@ def test_an_eleusis_child_plays_what_the_surviving_hypotheses_accept() -> None:
         assert words[2] in ("♠4", "♣7")  # after ♥K, a black card
     else:
         assert set(words[2:]) <= {"♥2", "♦9"}  # each red card would be refused after ♥K
+
+
+def test_an_eleusis_child_whose_every_hypothesis_fails_risks_one_card_at_a_time() -> None:
+    """A parent's rule outside the house list (multiples of 3 refused): no listed rule agrees
+    with the line, so the child believes in an unknown rule known only by the share of cards
+    it accepts, and risks a single card (a wrong declaration of n cards draws 2n)."""
+    rule = parse_rule("card.rank % 3 != 0")
+    suits, ranks = "♠♥♦♣", ["A", *map(str, range(2, 11)), "J", "Q", "K"]
+    deck = [suit + rank for suit in suits for rank in ranks]
+    choices = Random(5)
+    line: list[dict[str, Any]] = [{"card": "♠A", "failed": []}]
+    for _ in range(30):
+        card = choices.choice(deck)
+        if accepts(rule, [entry["card"] for entry in line], card):
+            line.append({"card": card, "failed": []})
+        else:
+            line[-1]["failed"].append([card])
+    hand = ["♠4", "♥5", "♦7", "♣8", "♠2", "♥J"]
+    view = {"seat": 1, "parent_seat": 0, "phase": "play", "line": line, "hand": hand, "played": 30}
+    legal = [f"PLAY {mark} {card}" for card in hand for mark in "○●"]
+    (chosen,) = eleusis_bot(view, legal)
+    assert len(chosen.split()) == 3, chosen

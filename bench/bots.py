@@ -13,7 +13,7 @@ split (two winners: half a win each). Prints per kind and opponent the bot's win
 even share (1 / seats), then ``bot_share_<kind>_<opponent> <x>`` and the ratio to the even share
 ``bot_ratio_<kind>_<opponent> <x>`` (the target: ≥ 2 against random play, > 1 against the
 zombie; for two seats, where twice the even share is every game, see docs/bot-play.md), and the
-bot's time per decision (mean and the slowest).
+bot's time per decision (mean, 99th percentile and the slowest).
 
 Where the rules give a seat no listed line to play (エリューシス's parent sealing a rule: free
 text), a random or zombie parent seals a rule drawn at random from the house list of formal
@@ -70,8 +70,8 @@ class Tally:
     decisions: int = 0
     seconds: float = 0.0
     slowest: float = 0.0
+    times: list[float] = field(default_factory=list)
     unfinished: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 def _opponent_lines(
@@ -130,6 +130,7 @@ def play_one(kind: str, game_no: int, style: str, tally: Tally, outside: bool = 
             tally.decisions += 1
             tally.seconds += spent
             tally.slowest = max(tally.slowest, spent)
+            tally.times.append(spent)
         else:
             lines = _opponent_lines(impl, state, seat, style, rng, outside)
         if not lines:
@@ -176,10 +177,12 @@ def main() -> None:
             share = tally.wins / tally.games
             even = 1 / SEATS[kind]
             mean_ms = 1000 * tally.seconds / max(1, tally.decisions)
+            ordered = sorted(tally.times) or [0.0]
+            p99_ms = 1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
             print(
                 f"{kind:10s} vs {style:6s}: {tally.wins:6.1f} wins of {tally.games} games, "
                 f"share {share:6.1%} (even {even:.1%}), bot {mean_ms:.2f} ms/decision "
-                f"(slowest {1000 * tally.slowest:.1f} ms), {wall:.1f} s"
+                f"(p99 {p99_ms:.1f} ms, slowest {1000 * tally.slowest:.1f} ms), {wall:.1f} s"
                 + (f", {tally.unfinished} unscored" if tally.unfinished else "")
             )
             print(f"bot_share_{kind}_{style} {share:.3f}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from pathlib import Path
 from random import Random
 from typing import Any
 
@@ -13,9 +14,10 @@ import pytest
 
 from app.games import GAMES
 from app.games.base import Rng, State
+from app.games.eleusis.bot import HouseRules, _check_rules, house_rules
 from app.games.eleusis.bot import bot as eleusis_bot
-from app.games.eleusis.bot import house_rules
 from app.games.eleusis.rule import accepts, judge, parse_rule
+from app.games.kit.content import ContentError, load_content
 from tests.support.fuzz_states import _OPTIONS, PLAYERS, script
 
 
@@ -240,3 +242,17 @@ def test_an_eleusis_child_whose_every_hypothesis_fails_risks_one_card_at_a_time(
     legal = [f"PLAY {mark} {card}" for card in hand for mark in "○●"]
     (chosen,) = eleusis_bot(view, legal)
     assert len(chosen.split()) == 3, chosen
+
+
+def test_a_house_rule_that_does_not_parse_is_reported_with_its_file_and_line(
+    tmp_path: Path,
+) -> None:
+    """The list is house content: checked at start-up (Game.check_content), a broken rule
+    names its file and line instead of failing in a game."""
+    path = tmp_path / "house_rules.toml"
+    good = '[[rules]]\ntext = "card.color != prev.color"\ngrade = 2\nja = "違う色"\n\n'
+    path.write_text(good + '[[rules]]\ntext = "card.colour != prev"\ngrade = 3\nja = "壊れた"\n')
+    with pytest.raises(ContentError) as raised:
+        load_content(path, HouseRules, _check_rules)
+    assert str(raised.value).startswith("house_rules.toml:6: rules[1].text"), str(raised.value)
+    GAMES["eleusis"].check_content()  # the shipped list passes

@@ -59,6 +59,9 @@ class Eleusis(Game):
 
     needs_seal = staticmethod(rules.needs_seal)
 
+    def check_content(self) -> None:
+        _bot.house_rules()  # the bot parent's list of formal rules (content/house_rules.toml)
+
     def bot_lines(self, state: State, seat: int) -> list[str]:
         # From the seat's own view and its lines, sealed ones too (a prophet's secret JUDGE).
         thread, sealed = self.legal_split(state, seat)

@@ -25,11 +25,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from app.games.eleusis.rule import FAILURE, SUCCESS, Node, accepts, judge, parse_rule
+from app.games.eleusis.rule import (
+    FAILURE,
+    SUCCESS,
+    Node,
+    RuleLanguageError,
+    accepts,
+    judge,
+    parse_rule,
+)
 from app.games.kit.bot import view_rng
-from app.games.kit.content import content_dir, load_content
+from app.games.kit.content import EntryError, content_dir, load_content
 
 __all__ = ["HouseRule", "bot", "house_rules", "hypotheses"]
 
@@ -51,9 +59,9 @@ NEGLIGIBLE = 1e-4
 class HouseRule(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    text: str
-    grade: int
-    ja: str
+    text: str = Field(min_length=1)
+    grade: int = Field(ge=1, le=5)
+    ja: str = Field(min_length=1)
 
 
 class HouseRules(BaseModel):
@@ -68,14 +76,27 @@ class Hypothesis:
     node: Node
 
 
+def _check_rules(loaded: HouseRules) -> None:
+    """Every text parses and type-checks in the rule language, once; the parent's grades are
+    there (kit.content turns an EntryError into an error on the entry's line)."""
+    seen: set[str] = set()
+    for index, entry in enumerate(loaded.rules):
+        try:
+            parse_rule(entry.text)
+        except RuleLanguageError as error:
+            raise EntryError(("rules", index, "text"), error.message) from None
+        if entry.text in seen:
+            raise EntryError(("rules", index, "text"), f"{entry.text!r} is listed twice")
+        seen.add(entry.text)
+    if not any(entry.grade in PARENT_GRADES for entry in loaded.rules):
+        raise EntryError(("rules",), f"no rule of grade {PARENT_GRADES} for a bot parent")
+
+
 @functools.cache
 def house_rules() -> tuple[HouseRule, ...]:
-    """The house list, validated (every text parses and type-checks in the rule language)."""
+    """The house list, validated (raises kit.content.ContentError naming file and line)."""
     path = content_dir("eleusis") / "house_rules.toml"
-    loaded = load_content(path, HouseRules)
-    for entry in loaded.rules:
-        parse_rule(entry.text)  # raises RuleLanguageError naming the problem
-    return tuple(loaded.rules)
+    return tuple(load_content(path, HouseRules, _check_rules).rules)
 
 
 @functools.cache

@@ -1,15 +1,18 @@
 """新新エリューシス's bot (Game.bot_lines; docs/bot-play.md): from one seat's own view and legal
 lines only.
 
-As the parent (phase ``rule``): a formal rule from the house list (content/house_rules.toml),
-picked from a digest of the view among grades 2–4 (an easy rule is found at once, a hard one
-disqualifies everyone, and the parent scores when a child empties the hand), sealed with
-``RULE``; the game then judges every play by it. Asked to judge (a hand-judged round the bot
-took over, whose words no machine reads) it takes the player at their word, as at a deadline.
+As the parent (phase ``rule``): a formal rule from the house list (content/house_rules.toml)
+of grade 2–4 (an easy rule is found at once, a hard one disqualifies everyone, and the parent
+scores when a child empties the hand), picked by `kit.bot.secret_rng` — a digest of the view
+keyed with the process's secret: the others see nearly all of the parent's view, so a plain
+digest would tell them the rule — and sealed with ``RULE``; the game then judges every play by
+it. Asked to judge (a hand-judged round the bot took over, whose words no machine reads) it
+takes the player at their word, as at a deadline.
 
 As a child: the hypotheses are the rules of the same list, each weighted by how well it agrees
 with what the view shows — every accepted card of the line follows it, every refused string
-breaks it (a single refused card was refused; a longer string did not all succeed in order).
+breaks it (a single refused card was refused; a longer string did not all succeed in order) —
+and a rule outside the list, known only by the share of cards it accepts.
 A play of 1–4 cards declared ○ (they succeed in order) or ● (each would fail) is worth
 ``n × (2p − 1)`` cards shed, ``p`` being the weight of the hypotheses that judge it as declared
 (a wrong declaration draws ``2n``), and after the 40th card a wrong declaration disqualifies,
@@ -36,7 +39,7 @@ from app.games.eleusis.rule import (
     judge,
     parse_rule,
 )
-from app.games.kit.bot import view_rng
+from app.games.kit.bot import secret_rng
 from app.games.kit.content import EntryError, content_dir, load_content
 
 __all__ = ["HouseRule", "bot", "house_rules", "hypotheses"]
@@ -234,7 +237,7 @@ def bot(own_view: Mapping[str, Any], legal: Sequence[str]) -> list[str]:
     if phase == "rule":
         if own_view.get("parent_seat") != seat or own_view.get("rule") is not None:
             return []
-        rng = view_rng(own_view, legal)
+        rng = secret_rng(own_view, legal)  # the rule is secret: not computable by the others
         choices = [rule for rule in house_rules() if rule.grade in PARENT_GRADES]
         return [f"RULE {rng.choice(choices).text}"]
     pending = own_view.get("pending")

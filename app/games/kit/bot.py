@@ -43,7 +43,7 @@ def view_digest(own_view: Mapping[str, Any], legal: Sequence[str]) -> str:
 
 
 def view_rng(own_view: Mapping[str, Any], legal: Sequence[str]) -> random.Random:
-    """A `random.Random` seeded from `view_digest`: the bot's only source of chance."""
+    """A `random.Random` seeded from `view_digest`: the bot's chance (`secret_rng` for a secret)."""
     return random.Random(int(view_digest(own_view, legal), 16))
 
 

@@ -6,9 +6,10 @@ on new squares making majorities, war when its pieces and 情熱 match every sid
 a new majority), but for the hand: the bot changes generation every turn it may (every change
 is a 決算: a town, a skill revealed, the previous 現代 × majorities in VP; and each generation
 column is 4 VP to whoever has most cards in it), and spends 情熱 on extra actions of 繁栄.
-In the setup, where the zombie has no choice, the opening cubes closest to 情熱 2 食料 3
-信仰 2, else the first line offered (the first race, the first skill of the pack), as the
-deadline's default moves do.
+In the setup, where the zombie has no choice: the opening cubes near 情熱 2 食料 3 信仰 2
+(workers cost 食料, areas 信仰, wars 情熱), and the draft's picks, both sealed, so drawn by
+`kit.bot.secret_rng` (a player who passed the pack, or who reads this code, could otherwise work
+them out); else the first line offered (the first race), as the deadline's default moves do.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.games.kit.bot import secret_rng
 from app.games.populous.zombie import _wanted, zombie
 
 __all__ = ["bot"]
 
 OPENING = {"情熱": 2, "食料": 3, "信仰": 2}
+# The opening cubes are drawn among those this close (squared) to OPENING.
+CUBES_SLACK = 2
 # A generation change once the present holds this many cards (the zombie waits for 3; in
 # bench/bots.py against the zombie: 3 → 36 %, 2 → 43 %, 1 → 85 % of the wins, 90 % with the
 # extra 繁栄 actions).
@@ -74,7 +78,14 @@ def bot(own_view: Mapping[str, Any], legal: Sequence[str]) -> list[str]:
     chosen = zombie(own_view, legal)
     if chosen is not None and chosen in legal:
         return [chosen]
+    # The draft's picks and the opening cubes are sealed: drawn by a secret, or the others
+    # (who saw the pack they passed, and read this code) could work them out.
+    rng = secret_rng(own_view, legal)
     cubes = [line for line in legal if line.startswith("CUBES ")]
     if cubes:
-        return [min(cubes, key=_cubes_gap)]
+        closest = min(_cubes_gap(line) for line in cubes)
+        return [rng.choice([line for line in cubes if _cubes_gap(line) <= closest + CUBES_SLACK])]
+    picks = [line for line in legal if line.startswith("PICK ")]
+    if picks:
+        return [rng.choice(picks)]
     return [legal[0]]

@@ -211,6 +211,17 @@ def test_views_hide_what_they_must(kind: str) -> None:
 
 
 @pytest.mark.parametrize("kind", sorted(GAMES))
+def test_a_bot_s_choice_is_the_same_whatever_the_hidden_information_it_cannot_see(
+    kind: str,
+) -> None:
+    """Issue #39: a seat's bot decides from that seat's view and legal lines only (the
+    per-kind hidden changes are in tests/games/test_bots.py)."""
+    from tests.games.test_bots import assert_blind_bot
+
+    assert_blind_bot(kind)
+
+
+@pytest.mark.parametrize("kind", sorted(GAMES))
 def test_every_kind_ships_its_checklist_files(kind: str) -> None:
     """docs/games.md: the rules page, the grammar, the reply and board templates."""
     impl = GAMES[kind]

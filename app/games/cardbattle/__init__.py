@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.games.base import Game, State, Viewer, phase_or_turn
+from app.games.cardbattle import bot as _bot
 from app.games.cardbattle import rules, scoring, svg
 from app.games.cardbattle import zombie as _zombie
 from app.games.cardbattle.commands import GAME_COMMANDS, Magic
@@ -83,6 +84,12 @@ class Cardbattle(Game):
 
     default_commands = staticmethod(rules.default_commands)
     zombie = staticmethod(_zombie.zombie)
+
+    def bot_lines(self, state: State, seat: int) -> list[str]:
+        # From the seat's own view and its lines only (sealed ones too), docs/bot-play.md.
+        thread, sealed = self.legal_split(state, seat)
+        return _bot.bot(self.view(state, seat), thread + sealed)
+
     waiting_for = staticmethod(rules.waiting_for)
     turn_key = staticmethod(rules.turn_key)
 

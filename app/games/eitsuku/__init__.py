@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.games.base import Actor, Game, Rng, State, Viewer, phase_or_turn
+from app.games.eitsuku import bot as _bot
 from app.games.eitsuku import rules, scoring, svg
 from app.games.eitsuku import zombie as _zombie
 from app.games.eitsuku.commands import GAME_COMMANDS, GM_COMMANDS, Shuffle
@@ -69,6 +70,12 @@ class Eitsuku(Game):
     result = staticmethod(scoring.result)
     waiting_for = staticmethod(rules.waiting_for)
     zombie = staticmethod(_zombie.zombie)
+
+    def bot_lines(self, state: State, seat: int) -> list[str]:
+        # From the seat's own view and its lines only (sealed ones too), docs/bot-play.md.
+        thread, sealed = self.legal_split(state, seat)
+        return _bot.bot(self.view(state, seat), thread + sealed)
+
     default_commands = staticmethod(rules.default_commands)
 
     def turn_key(self, state: State) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.games.base import Actor, Game, Rng, State, Viewer, phase_or_turn
+from app.games.eleusis import bot as _bot
 from app.games.eleusis import rules, scoring, svg
 from app.games.eleusis import zombie as _zombie
 from app.games.eleusis.commands import GAME_COMMANDS, ChooseParent, EndRound, Play, SealRule
@@ -57,6 +58,14 @@ class Eleusis(Game):
         return rules.setup(players, options, rng)
 
     needs_seal = staticmethod(rules.needs_seal)
+
+    def check_content(self) -> None:
+        _bot.house_rules()  # the bot parent's list of formal rules (content/house_rules.toml)
+
+    def bot_lines(self, state: State, seat: int) -> list[str]:
+        # From the seat's own view and its lines, sealed ones too (a prophet's secret JUDGE).
+        thread, sealed = self.legal_split(state, seat)
+        return _bot.bot(self.view(state, seat), thread + sealed)
 
     def gm_command_note(self, command: Any) -> str:
         return rules.GM_COMMAND_NOTE

@@ -15,6 +15,7 @@ from typing import Any
 
 from app.games.base import Actor, Game, Rng, State, Viewer, phase_or_turn
 from app.games.kit import seats
+from app.games.populous import bot as _bot
 from app.games.populous import content, rules, scoring, svg
 from app.games.populous import zombie as _zombie
 from app.games.populous.commands import GAME_COMMANDS, Discard, Pick, Play, Reveal
@@ -110,6 +111,11 @@ class Populous(Game):
 
     default_commands = staticmethod(rules.default_commands)
     zombie = staticmethod(_zombie.zombie)
+
+    def bot_lines(self, state: State, seat: int) -> list[str]:
+        # From the seat's own view and its lines only (sealed ones too), docs/bot-play.md.
+        thread, sealed = self.legal_split(state, seat)
+        return _bot.bot(self.view(state, seat), thread + sealed)
 
 
 game = Populous()

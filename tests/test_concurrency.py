@@ -90,7 +90,9 @@ def two_workers(settings: Settings, database: object, tmp_path: object) -> Itera
             except httpx.TransportError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                out = proc.stdout.read().decode() if proc.stdout else ""
+                # Ended first: reading a running server's output would wait for it forever.
+                proc.terminate()
+                out = proc.communicate(timeout=20)[0].decode()
                 raise RuntimeError(f"bbsgm serve --workers 2 did not start:\n{out}")
             time.sleep(0.2)
         yield url

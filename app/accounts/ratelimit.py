@@ -89,8 +89,10 @@ _PREVIOUS_HITS: ColumnElement[int] = literal_column(
 @functools.cache
 def _upsert(dialect: str) -> Any:
     """Count an attempt under one key: its current counter goes up by one, or starts at 1,
-    and RETURNING gives its hits and those of the window before it (one row a statement:
-    SQLAlchemy caches the compiled form of this, not of a multi-row VALUES list).
+    and RETURNING gives its key, its hits and those of the window before it. One row a
+    statement, so SQLAlchemy caches its compiled form; several keys are counted by executing
+    it with a list of parameters, which SQLAlchemy sends as one multi-row INSERT (its
+    "insertmanyvalues" executemany), rows in key order.
 
     The window before is the key's row whose start and end add up to twice the current
     start (a counter lives two windows: ``expires_at = window_start + 2 * window``)."""
@@ -107,7 +109,7 @@ def _upsert(dialect: str) -> Any:
             index_elements=[_COUNTERS.c.key, _COUNTERS.c.window_start],
             set_={"hits": _COUNTERS.c.hits + 1},
         )
-        .returning(_COUNTERS.c.hits, _PREVIOUS_HITS)
+        .returning(_COUNTERS.c.key, _COUNTERS.c.hits, _PREVIOUS_HITS)
     )
 
 
@@ -128,12 +130,19 @@ def count(session: Session, rules: Sequence[Rule], now: float) -> tuple[Rule, in
     previous: dict[str, int] = {}
     if rules:
         upsert = _upsert(session.get_bind().dialect.name)
-        for rule in rules:
-            start = starts[rule.key]
-            hits, earlier = session.execute(
-                upsert, {"key": rule.key, "start": start, "ends": start + 2 * rule.window}
-            ).one()
-            current[rule.key], previous[rule.key] = hits, earlier or 0
+        counted = session.execute(
+            upsert,
+            [
+                {
+                    "key": rule.key,
+                    "start": starts[rule.key],
+                    "ends": starts[rule.key] + 2 * rule.window,
+                }
+                for rule in rules
+            ],
+        )
+        for key, hits, earlier in counted:
+            current[key], previous[key] = hits, earlier or 0
     if 1 in current.values():
         # A key's first attempt in a window: a good moment to drop every counter that expired.
         _drop_expired(session, now)

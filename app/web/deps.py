@@ -135,10 +135,17 @@ async def signed_in_work(request: Request, work: Callable[[Session, User], T]) -
     of a hop between the event loop and a worker thread for each sync dependency and one
     for the body. (Measured on SQLite, the posts a second barely moved: docs/performance.md.)"""
     database: Database = request.app.state.database
+    token = bearer_token(request)
 
     def run() -> T:
         with database.session() as session:
-            return work(session, require_bearer_user(request, session))
+            # Read in the transaction the work goes on with (its rate limit counts next and
+            # commits): no hop to another thread comes between them that would hold SQLite's
+            # write lock, so the read needs no transaction of its own (``_signed_in``'s).
+            user = accounts.user_for_token(session, token, "api") if token is not None else None
+            if user is None:
+                raise Unauthorized(LOGIN_NEEDED)
+            return work(session, user)
 
     return await run_in_threadpool(run)
 

@@ -78,11 +78,7 @@ def create_game(
     """
     impl = game_impl(kind)
     if isinstance(bots, bool) or not 0 <= bots <= impl.max_players:
-        raise Invalid(
-            f"ボットの数は0〜{impl.max_players}で指定してください（{impl.title_ja} は"
-            f"{impl.max_players}人まで）。",
-            field="bots",
-        )
+        raise Invalid(f"ボットの数は0〜{impl.max_players}で指定してください。", field="bots")
     title = forum.clean_title(title)
     # The registry's pool as it stands now, whatever the creator sent: the game plays with
     # these versions, and its record names them.

@@ -47,9 +47,8 @@ def thread_posts(client: httpx.Client, thread_id: int) -> list[dict[str, Any]]:
 
 
 def bot_game(gm: ApiUser, kind: str, bots: int, **extra: Any) -> dict[str, Any]:
-    made = gm.post(
-        "/api/games", {"kind": kind, "title": f"ボット卓 {kind}", "options": {}, "bots": bots, **extra}
-    )
+    wanted = {"kind": kind, "title": f"ボット卓 {kind}", "options": {}, "bots": bots, **extra}
+    made = gm.post("/api/games", wanted)
     assert made.status_code == 201, made.text
     game: dict[str, Any] = made.json()
     return game

@@ -293,3 +293,31 @@ def test_the_bot_column_marks_a_bots_seat_for_the_lobby_and_ratings(session: Ses
     assert isinstance(seat, GamePlayer) and ratings.is_bot_seat(seat)
     seat.bot = False
     assert not ratings.is_bot_seat(seat)  # the column, not a guess from the missing account
+
+
+def test_undo_after_a_bots_turn_takes_back_the_post_that_handed_it_the_turn(
+    session: Session,
+) -> None:
+    game, master = new_game(session, bots=1)
+    person = make_user(session, "p")
+    say(session, game, person, "JOIN")
+    assert say(session, game, master, "START").reply_ok
+    draw = random.Random(3)
+    for _ in range(20):
+        before = game.state
+        thread, _sealed = gm.legal_split(game, person)
+        lines = [line for line in thread if line not in NOT_MOVES]
+        mine = say(session, game, person, draw.choice(lines))
+        assert mine.reply_ok
+        if posts_of(session, game)[-1].author_name == BOT_NAME and any(
+            p.author_name == "ボット1" and p.number > mine.number for p in posts_of(session, game)
+        ):
+            break
+    else:
+        raise AssertionError("no bot turn followed the person's post")
+    undo = say(session, game, master, "UNDO")
+    assert undo.reply_ok, undo.body
+    assert f">>{mine.number - 1} の" in undo.body  # the person's post, the bot's after it
+    assert game.state == before
+    undone = session.scalars(select(Move).where(Move.game_id == game.id, Move.undone)).all()
+    assert {m.actor_name for m in undone} == {person.name, "ボット1"}

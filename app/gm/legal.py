@@ -57,8 +57,6 @@ def _legal_for(
             lines.append("JOIN")
         if seat is not None:
             lines.append("LEAVE")
-        if gm_user and len(game.players) < impl.max_players:
-            lines.append("BOT")  # docs/bots.md
         if gm_user and len(game.players) >= impl.min_players:
             lines.append("START")
     elif game.status == "active" and game.state is not None:

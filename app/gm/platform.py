@@ -373,9 +373,8 @@ def undo_last_post(session: Session, sub: Submission, work: Working) -> None:
     takeable = [m for m in moves if not made_after_undo(m)]
     if not takeable:
         raise Refusal("取り消せる手がありません。")
-    last = takeable[-1]
-    key = (last.post_id, last.sealed_id)
-    undone = [m for m in takeable if (m.post_id, m.sealed_id) == key]
+    undone = _last_submission(work, takeable)
+    last = undone[0]
     undone_ids = {m.id for m in undone}
     kept = [m for m in moves if m.id not in undone_ids]
     players = sub.game.players_at_start or [s.name for s in work.seats]
@@ -393,6 +392,29 @@ def undo_last_post(session: Session, sub: Submission, work: Working) -> None:
         apply_game_command(
             sub, work, "gm", sub.impl.parse(line), proxy=UNDO_BOT, by_bot=True, even_paused=True
         )
+
+
+def _last_submission(work: Working, takeable: list[Move]) -> list[Move]:
+    """The moves of the last submission that has applied moves — with the seated bots' turns
+    that followed it (docs/bots.md): they answered it, and taken back alone they would only be
+    played again at once, so an UNDO after a bot's turn takes back the post that handed it the
+    turn too."""
+    groups: list[list[Move]] = []
+    for move in takeable:
+        key = (move.post_id, move.sealed_id)
+        if groups and (groups[-1][0].post_id, groups[-1][0].sealed_id) == key:
+            groups[-1].append(move)
+        else:
+            groups.append([move])
+    taken = [groups.pop()]
+    while groups and all(_by_a_seated_bot(work, m) for m in taken[-1]):
+        taken.append(groups.pop())
+    return [m for group in reversed(taken) for m in group]
+
+
+def _by_a_seated_bot(work: Working, move: Move) -> bool:
+    seat = move.actor_seat
+    return seat is not None and 0 <= seat < len(work.seats) and work.seats[seat].bot
 
 
 UNDO_BOT = "（ボット: UNDO の後始末）"

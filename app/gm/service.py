@@ -90,6 +90,7 @@ def create_game(
         f"{impl.max_players}人、GM: {gm.name}）。\n"
         "参加する人は JOIN（参加）と書き込んでください。GM が START（開始）で始めます。"
     )
+    body += "\n空いた席には GM が BOT（ボット）でボットを座らせることもできます。"
     names = [f"{BOT_SEAT_PREFIX}{number}" for number in range(1, bots + 1)]
     if names:
         body += f"\nボットが席に着いています: {'、'.join(names)}（{bots}人）。"

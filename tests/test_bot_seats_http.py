@@ -50,6 +50,9 @@ GM_LINES = {"PAUSE", "RESUME", "UNDO", "ABORT", "BOT", "START", "LEAVE", "JOIN"}
 MAX_STEPS = 600
 SEALED_SHOWN = "（封印）"
 NONCE = "bot-seats-nonce"
+# Free text the person writes where /legal lists nothing (Game.examples, shown on the game page
+# as a pattern): 新新エリューシス's parent seals a rule of their own.
+FREE_TEXT = {"eleusis": "RULE prev.parity != card.parity"}
 
 
 def say(user: ApiUser, thread_id: int, body: str) -> dict[str, Any]:
@@ -93,6 +96,8 @@ def play_alone(gm: ApiUser, game: dict[str, Any], seed: int) -> int:
         legal = gm.get(f"/api/games/{gid}/legal").json()
         thread = [line for line in legal["commands"] if line not in GM_LINES]
         sealed = list(legal["sealed"])
+        if not thread and not sealed and game["kind"] in FREE_TEXT:
+            sealed = [FREE_TEXT[game["kind"]]]  # what the game page shows as a pattern
         assert thread or sealed, f"step {step}: the person has nothing to do: {legal}"
         if thread and (not sealed or draw.random() < 0.5):
             answer = say(gm, tid, draw.choice(thread))

@@ -7,7 +7,7 @@ ratings, which leave games with bots out unless the GM chose otherwise."""
 from __future__ import annotations
 
 import random
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select
@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from app.db.models import Game, GamePlayer, Move, Post, RatedGame, Rating, SealedCommand, User
 from app.errors import Invalid
 from app.games import find_game
-from app.gm import ratings
+from app.gm import deadlines, ratings
 from app.gm import service as gm
 from app.gm.reply import BOT_NAME
 from tests.test_archive_helpers import SECRET, make_user
@@ -37,7 +37,8 @@ def seats(game: Game) -> list[tuple[str, bool, int | None]]:
 
 def new_game(session: Session, kind: str = "idolwp", **kw: object) -> tuple[Game, User]:
     master = make_user(session, "gm")
-    game = gm.create_game(session, master, kind, "ボット卓", {}, SECRET, **kw)  # type: ignore[arg-type]
+    options = kw.pop("options", {})
+    game = gm.create_game(session, master, kind, "ボット卓", options, SECRET, **kw)  # type: ignore[arg-type]
     return game, master
 
 
@@ -321,3 +322,20 @@ def test_undo_after_a_bots_turn_takes_back_the_post_that_handed_it_the_turn(
     assert game.state == before
     undone = session.scalars(select(Move).where(Move.game_id == game.id, Move.undone)).all()
     assert {m.actor_name for m in undone} == {person.name, "ボット1"}
+
+
+def test_a_deadline_that_hands_the_turn_to_a_bot_lets_it_play_at_once(session: Session) -> None:
+    game, master = new_game(session, bots=1, options={"deadline_hours": 1})
+    person = make_user(session, "p")
+    say(session, game, person, "JOIN")
+    assert say(session, game, master, "START").reply_ok
+    impl = find_game(game.kind)
+    assert impl is not None and game.state is not None
+    assert impl.waiting_for(game.state) == [1]  # the person's turn (the bot has played)
+    last = posts_of(session, game)[-1].number
+    assert game.deadline_at is not None
+    deadlines.expire(session, game, SECRET, game.deadline_at + timedelta(minutes=1))
+    later = [p for p in posts_of(session, game) if p.number > last]
+    assert later[0].author_name == BOT_NAME and "期限切れ" in later[0].body
+    assert any(p.author_name == "ボット1" for p in later[1:]), [p.body for p in later]
+    assert game.state is not None and impl.waiting_for(game.state) == [1]

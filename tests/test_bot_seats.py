@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from app.db.models import Game, GamePlayer, Move, Post, RatedGame, Rating, SealedCommand, User
 from app.errors import Invalid
 from app.games import find_game
-from app.gm import deadlines, ratings
+from app.gm import deadlines, lobby
 from app.gm import service as gm
 from app.gm.reply import BOT_NAME
 from tests.test_archive_helpers import SECRET, make_user
@@ -291,9 +291,9 @@ def test_games_with_bots_are_rated_only_when_the_gm_said_so(
 def test_the_bot_column_marks_a_bots_seat_for_the_lobby_and_ratings(session: Session) -> None:
     game, _master = new_game(session, bots=1)
     (seat,) = game.players
-    assert isinstance(seat, GamePlayer) and ratings.is_bot_seat(seat)
+    assert isinstance(seat, GamePlayer) and lobby.is_bot_seat(seat)
     seat.bot = False
-    assert not ratings.is_bot_seat(seat)  # the column, not a guess from the missing account
+    assert not lobby.is_bot_seat(seat)  # the column, not a guess from the missing account
 
 
 def test_undo_after_a_bots_turn_takes_back_the_post_that_handed_it_the_turn(

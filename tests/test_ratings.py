@@ -148,7 +148,7 @@ def test_games_with_a_bot_seat_are_excluded(session: Session) -> None:
     a, b = make_user(session, "r"), make_user(session, "r")
     game = finished_game(session, [a, b], [1, 2], T0)
     bot = next(p for p in game.players if p.user_id == b.id)
-    bot.user_id = None  # a seat without an account that nobody was kicked from: a bot's
+    bot.user_id, bot.bot = None, True  # a bot's seat (docs/bots.md)
     session.flush()
     ratings.record_finished(session, game)
     noted = session.get(RatedGame, game.id)
@@ -157,10 +157,10 @@ def test_games_with_a_bot_seat_are_excluded(session: Session) -> None:
 
 
 def test_a_kicked_persons_seat_is_not_a_bot() -> None:
-    kicked = GamePlayer(seat=0, user_id=None, name="x", kicked=True)
+    kicked = GamePlayer(seat=0, user_id=None, name="x", kicked=True, bot=False)
     assert ratings.is_bot_seat(kicked) is False
-    assert ratings.is_bot_seat(GamePlayer(seat=0, user_id=None, name="x", kicked=False))
-    assert not ratings.is_bot_seat(GamePlayer(seat=0, user_id=7, name="x", kicked=False))
+    assert ratings.is_bot_seat(GamePlayer(seat=0, user_id=None, name="x", kicked=False, bot=True))
+    assert not ratings.is_bot_seat(GamePlayer(seat=0, user_id=7, name="x", kicked=False, bot=False))
 
 
 def test_provisional_until_five_games_and_a_settled_sigma() -> None:

@@ -81,6 +81,18 @@ class NewGame(BaseModel):
         description="The game's own options and the platform's (`deadline_hours`, "
         "`mute_spectators`); GET /api/games/kinds lists each kind's.",
     )
+    # Any JSON, checked by the service (a Japanese message, field "bots"), as options are.
+    bots: Any = Field(
+        default=0,
+        json_schema_extra={"type": "integer", "minimum": 0},
+        description="Seats given to bots at once (ボット1, ボット2 …; docs/bots.md), at most "
+        "the kind's max_players.",
+    )
+    rated_with_bots: bool = Field(
+        default=False,
+        description="Rate the game even with bots seated (by default a game with bots is not "
+        "rated; docs/bots.md).",
+    )
 
 
 class OptionIssue(BaseModel):
@@ -108,6 +120,7 @@ class CreatedGame(BaseModel):
 class PlayerOut(BaseModel):
     seat: int
     name: str
+    bot: bool = Field(default=False, description="a seat a bot plays (docs/bots.md)")
 
 
 class GameOut(BaseModel):
@@ -124,6 +137,10 @@ class GameOut(BaseModel):
     result: dict[str, Any] | None
     created_at: Any
     finished_at: Any
+    bots: int = Field(default=0, description="seats bots were given (docs/bots.md)")
+    rated_with_bots: bool = Field(
+        default=False, description="rated even with bots: the GM's choice at creation"
+    )
 
     @classmethod
     def of(cls, game: Game) -> GameOut:
@@ -135,12 +152,14 @@ class GameOut(BaseModel):
             paused=game.paused,
             thread_id=game.thread_id,
             gm=game.gm.name if game.gm is not None else None,
-            players=[PlayerOut(seat=p.seat + 1, name=p.name) for p in game.players],
+            players=[PlayerOut(seat=p.seat + 1, name=p.name, bot=p.bot) for p in game.players],
             version=game.version,
             view=gm.public_view(game),
             result=game.result,
             created_at=game.created_at,
             finished_at=game.finished_at,
+            bots=sum(1 for p in game.players if p.bot),
+            rated_with_bots=game.rated_with_bots,
         )
 
 
@@ -244,7 +263,14 @@ def create(
     ratelimit.check_post(session, request, user)
     try:
         game = gm.create_game(
-            session, user, body.kind, body.title, body.options, deps.secret_key(request)
+            session,
+            user,
+            body.kind,
+            body.title,
+            body.options,
+            deps.secret_key(request),
+            bots=_bots(body.bots),
+            rated_with_bots=body.rated_with_bots,
         )
     except OptionsInvalid as exc:
         session.rollback()
@@ -253,6 +279,13 @@ def create(
         return JSONResponse(answer.model_dump(), status_code=exc.status)
     session.commit()
     return CreatedGame(id=game.id, kind=game.kind, status=game.status, thread_id=game.thread_id)
+
+
+def _bots(value: Any) -> int:
+    """``"bots"`` as the number it must be (a whole number; the service checks its range)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise Invalid("bots はボットの数（0以上の整数）で指定してください。", field="bots")
 
 
 @router.get("", response_model=GameList)

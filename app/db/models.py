@@ -18,6 +18,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     select,
 )
 from sqlalchemy.engine import Dialect
@@ -236,6 +237,8 @@ class Game(Base):
     paused: Mapped[bool] = mapped_column(Boolean, default=False)
     # Platform options (the game's own options are in ``options``).
     mute_spectators: Mapped[bool] = mapped_column(Boolean, default=False)
+    # The GM chose at creation to rate the game even with bots seated (docs/bots.md).
+    rated_with_bots: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     deadline_hours: Mapped[int | None] = mapped_column(Integer, default=None)
     deadline_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
     turn_key: Mapped[str | None] = mapped_column(String(64), default=None)
@@ -274,6 +277,9 @@ class GamePlayer(Base):
     # KICK without a replacement: the seat stays and the bot plays its default moves.
     kicked: Mapped[bool] = mapped_column(Boolean, default=False)
     absences_used: Mapped[int] = mapped_column(Integer, default=0)
+    # A bot's seat (BOT / ボット, ``"bots": N``; docs/bots.md): no account, played by the game's
+    # ``bot_lines`` as soon as the game waits for it. Kept on a bot's seat the GM kicked.
+    bot: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class Move(Base):

@@ -21,6 +21,7 @@ COMMON_TERMINAL_LABELS: dict[str, str] = {
     "DEADLINE": "DEADLINE(期限)",
     "ADJUST": "ADJUST(調整)",
     "ABSENT": "ABSENT(不在)",
+    "BOT": "BOT(ボット)",
     "NAME": "名前",
     "INT": "数字",
     "SIGNED_INT": "±数字",
@@ -63,6 +64,10 @@ COMMON_SYNTAX_EXAMPLES: dict[str, list[str]] = {
         "ABSENT",
         "ABSENT x",
         "ABSENT 48 x",
+    ],
+    "BOT の後には席に着けるボットの数を数字で書いてください(例: BOT 2)。": [
+        "BOT x",
+        "BOT 2 x",
     ],
     "ADJUST の後にはプレイヤーの名前、点数の増減(+5 や -3)、理由を書いてください"
     "(例: ADJUST 太郎 -3 ストライキの読み違い)。": ["ADJUST"],

@@ -18,6 +18,7 @@ __all__ = [
     "Absent",
     "Adjust",
     "As",
+    "Bot",
     "Deadline",
     "Join",
     "Kick",
@@ -130,6 +131,16 @@ class Absent:
         return f"ABSENT {self.hours}"
 
 
+@dataclass(frozen=True)
+class Bot:
+    """BOT [N]: the GM seats N bots (1 without a number) while recruiting (docs/bots.md)."""
+
+    count: int = 1
+
+    def canonical(self) -> str:
+        return "BOT" if self.count == 1 else f"BOT {self.count}"
+
+
 PlatformCommand = (
     Join
     | Leave
@@ -144,6 +155,7 @@ PlatformCommand = (
     | Deadline
     | Adjust
     | Absent
+    | Bot
 )
 
 # Hours accepted by DEADLINE and ABSENT: at least one, at most four weeks.
@@ -202,6 +214,14 @@ class PlatformTransformer(Transformer[Token, Any]):
 
     def absent(self, children: list[Any]) -> Absent:
         return Absent(_hours(children[1]))
+
+    def bot(self, children: list[Any]) -> Bot:
+        if len(children) < 2 or children[1] is None:
+            return Bot()
+        # Out of range is the platform's refusal, which knows the seats left (app/gm/platform.py);
+        # a number too long for any game is read as one over every limit.
+        digits = str(children[1]).lstrip("0") or "0"
+        return Bot(int(digits) if len(digits) <= 3 else 1000)
 
     def adjust(self, children: list[Any]) -> Adjust:
         _, name, delta_token, reason = children

@@ -16,7 +16,7 @@ from app.db.models import Game, utcnow
 from app.forum import service as forum
 from app.games import find_game
 from app.games.base import RuleError
-from app.gm import reply, store
+from app.gm import bots, reply, store
 from app.gm.reply import BOT_NAME
 from app.gm.submission import Refusal
 from app.gm.working import Submission, Submitter, autoplay_kicked, play_defaults, working_copy
@@ -97,6 +97,7 @@ def expire(session: Session, game: Game, secret: str, now: datetime) -> str:
     store.save(session, sub, work, post=notice, sealed_id=None)
     notice.body = f"{header}\n{reply.success_text(session, sub, work)}".rstrip()
     notice.board_at = reply.board_at(session, sub, work)
+    bots.play_bots(session, game, impl, secret, now)  # a seated bot handed the turn plays it
     session.flush()
     return notice.body
 

@@ -24,12 +24,10 @@ RECRUITING_SHOWN = 20
 
 
 def is_bot_seat(player: GamePlayer) -> bool:
-    """A seat played by a bot: one marked so (a ``bot`` flag, once seats have one), or one with
-    no account that was not a person kicked from it (KICK keeps the person's account on the
-    seat). A seat whose account was deleted counts as a bot's too: nobody can be rated for it."""
-    if bool(getattr(player, "bot", False)):
-        return True
-    return player.user_id is None and not player.kicked
+    """A seat a bot was given (BOT / ボット, ``"bots": N``; docs/bots.md), the ``bot`` column:
+    played by the bot, or kicked from it and played as any kicked seat until REPLACE gives it
+    to a person."""
+    return bool(player.bot)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The platform's commands, the same in every game (JOIN, LEAVE, START, PAUSE, RESUME, ABORT,
-UNDO, AS, KICK, REPLACE, DEADLINE, ABSENT, ADJUST; docs/gm.md): one handler each, found by the
+UNDO, AS, KICK, REPLACE, DEADLINE, ABSENT, ADJUST, BOT; docs/gm.md): one handler each, found by the
 command's type in ``HANDLERS``. Any other command is the game's, given for the poster's seat
 (or as the GM). A handler changes the working copy or raises ``Refusal``."""
 
@@ -42,10 +42,16 @@ def is_platform(command: Any) -> bool:
     return type(command).__module__ == platform.__name__
 
 
+def _same_name(one: str, other: str) -> bool:
+    return (
+        unicodedata.normalize("NFKC", one).casefold()
+        == unicodedata.normalize("NFKC", other).casefold()
+    )
+
+
 def _seat_by_name(work: Working, name: str) -> int:
-    wanted = unicodedata.normalize("NFKC", name).casefold()
     for index, seat in enumerate(work.seats):
-        if unicodedata.normalize("NFKC", seat.name).casefold() == wanted:
+        if _same_name(seat.name, name):
             return index
     names = "、".join(s.name for s in work.seats) or "（なし）"
     raise Refusal(f"「{name}」という名前のプレイヤーはいません。プレイヤー: {names}")
@@ -69,6 +75,8 @@ def _require_status(work: Working, verb: str, *allowed: str) -> None:
 
 
 def _own_seat(work: Working, sub: Submission) -> int | None:
+    if sub.by.bot_seat is not None:  # a seated bot playing its turn (app/gm/bots.py)
+        return sub.by.bot_seat
     if sub.by.user is None:
         return None
     return next((i for i, s in enumerate(work.seats) if s.user_id == sub.by.user_id), None)
@@ -87,6 +95,10 @@ def _join(session: Session, sub: Submission, work: Working, command: platform.Jo
         raise Refusal("あなたはもう参加しています。", ["LEAVE"])
     if len(work.seats) >= sub.impl.max_players:
         raise Refusal(f"満員です（{sub.impl.max_players}人まで）。")
+    if any(_same_name(s.name, user.name) for s in work.seats):
+        # A bot's name (ボット1) a user also took: two seats of one name could not be told
+        # apart by KICK, REPLACE or AS.
+        raise Refusal(f"「{user.name}」という名前の席がもうあります（GM に相談してください）。")
     work.seats.append(Seat(user.id, user.name))
     work.public.append(f"{user.name} さんが参加しました（{len(work.seats)}人目）。")
 
@@ -169,13 +181,27 @@ def _kick(session: Session, sub: Submission, work: Working, command: platform.Ki
     _require_status(work, "KICK", "recruiting", "active")
     seat = _seat_by_name(work, command.name)
     name = work.seats[seat].name
+    bot = work.seats[seat].bot
     if work.status == "recruiting":
         del work.seats[seat]
-        work.public.append(f"GM が {name} さんを参加者から外しました。")
+        work.public.append(
+            f"GM が {name} を席から外しました。"
+            if bot
+            else f"GM が {name} さんを参加者から外しました。"
+        )
     else:
         if work.seats[seat].kicked:
             raise Refusal(f"{name} さんはもう追放されています。")
         work.seats[seat].kicked = True
+        if bot:
+            # The seat stays the bot's (so the game still has had one: docs/bots.md), played
+            # from now on as any kicked seat until REPLACE gives it to a person.
+            work.public.append(
+                f"GM が {name} を外しました。交代する人が来るまで、この席はボットが既定の手で"
+                "進めます。"
+            )
+            work.log.append(("KICK", name))
+            return
         work.public.append(
             f"GM が {name} さんを追放しました。交代する人が来るか GM が席に戻すまで、"
             "この席はボットが既定の手で進めます。"
@@ -252,6 +278,45 @@ def _adjust(session: Session, sub: Submission, work: Working, command: platform.
     work.log.append(("ADJUST", f"{name} {command.delta:+d} {command.reason}"))
 
 
+def _bot(session: Session, sub: Submission, work: Working, command: platform.Bot) -> None:
+    """BOT [N]: N bots take the next seats, named ボット1, ボット2 … (the lowest numbers no
+    seat of the game is named)."""
+    _require_gm(sub, "BOT")
+    if work.status != "recruiting":
+        raise Refusal("ボットを席に着けられるのは募集中だけです（BOT は開始前だけです）。")
+    free = sub.impl.max_players - len(work.seats)
+    if free <= 0:
+        raise Refusal(f"満員です（{sub.impl.max_players}人まで）。ボットの席はありません。")
+    if not 1 <= command.count <= free:
+        raise Refusal(
+            f"ボットは1〜{free}体で指定してください（空いている席は{free}つ、"
+            f"{sub.impl.title_ja} は{sub.impl.max_players}人までです）。",
+            ["BOT"] + ([f"BOT {free}"] if free > 1 else []),
+        )
+    names = bot_names(work, command.count)
+    for name in names:
+        work.seats.append(Seat(None, name, bot=True))
+    work.public.append(
+        f"GM がボットを席に着けました: {'、'.join(names)}（{len(work.seats)}人目まで）。"
+    )
+    work.log.append(("BOT", "、".join(names)))
+
+
+BOT_NAME_PREFIX = "ボット"
+
+
+def bot_names(work: Working, count: int) -> list[str]:
+    """``count`` new bot names, ボット1 upwards, none a name a seat has already."""
+    names: list[str] = []
+    number = 0
+    while len(names) < count:
+        number += 1
+        name = f"{BOT_NAME_PREFIX}{number}"
+        if not any(_same_name(s.name, name) for s in work.seats) and name not in names:
+            names.append(name)
+    return names
+
+
 def _game_command(session: Session, sub: Submission, work: Working, command: Any) -> None:
     """The game's own command, for the poster's seat, or as the GM when they have none."""
     mine = _own_seat(work, sub)
@@ -283,6 +348,7 @@ HANDLERS: dict[type, Handler] = {
     platform.Deadline: _deadline,
     platform.Absent: _absent,
     platform.Adjust: _adjust,
+    platform.Bot: _bot,
 }
 
 
@@ -307,9 +373,8 @@ def undo_last_post(session: Session, sub: Submission, work: Working) -> None:
     takeable = [m for m in moves if not made_after_undo(m)]
     if not takeable:
         raise Refusal("取り消せる手がありません。")
-    last = takeable[-1]
-    key = (last.post_id, last.sealed_id)
-    undone = [m for m in takeable if (m.post_id, m.sealed_id) == key]
+    undone = _last_submission(work, takeable)
+    last = undone[0]
     undone_ids = {m.id for m in undone}
     kept = [m for m in moves if m.id not in undone_ids]
     players = sub.game.players_at_start or [s.name for s in work.seats]
@@ -327,6 +392,29 @@ def undo_last_post(session: Session, sub: Submission, work: Working) -> None:
         apply_game_command(
             sub, work, "gm", sub.impl.parse(line), proxy=UNDO_BOT, by_bot=True, even_paused=True
         )
+
+
+def _last_submission(work: Working, takeable: list[Move]) -> list[Move]:
+    """The moves of the last submission that has applied moves — with the seated bots' turns
+    that followed it (docs/bots.md): they answered it, and taken back alone they would only be
+    played again at once, so an UNDO after a bot's turn takes back the post that handed it the
+    turn too."""
+    groups: list[list[Move]] = []
+    for move in takeable:
+        key = (move.post_id, move.sealed_id)
+        if groups and (groups[-1][0].post_id, groups[-1][0].sealed_id) == key:
+            groups[-1].append(move)
+        else:
+            groups.append([move])
+    taken = [groups.pop()]
+    while groups and all(_by_a_seated_bot(work, m) for m in taken[-1]):
+        taken.append(groups.pop())
+    return [m for group in reversed(taken) for m in group]
+
+
+def _by_a_seated_bot(work: Working, move: Move) -> bool:
+    seat = move.actor_seat
+    return seat is not None and 0 <= seat < len(work.seats) and work.seats[seat].bot
 
 
 UNDO_BOT = "（ボット: UNDO の後始末）"

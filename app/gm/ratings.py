@@ -10,7 +10,8 @@ folded again from scratch instead, so the stored ratings never drift from the re
 ``rebuild`` (``bbsgm ratings --rebuild``) folds everything again.
 
 Excluded: games that did not finish (aborted, or still playing), games with a bot seat
-(``app.gm.lobby.is_bot_seat``), and games with fewer than two rated players.
+(``app.gm.lobby.is_bot_seat``) unless their GM chose ``rated_with_bots``, and games with fewer
+than two rated players.
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ def placings(game: Game) -> list[tuple[int, int, bool]] | str:
     "bots" or "players". A ranking entry is matched to its seat by the name the game was
     dealt with (``players_at_start``): the seat's account now (after a REPLACE, whoever took
     the seat over) is the one rated."""
-    if any(is_bot_seat(p) for p in game.players):
-        return "bots"
+    if not game.rated_with_bots and any(is_bot_seat(p) for p in game.players):
+        return "bots"  # unless the GM chose at creation to rate it all the same (docs/bots.md)
     ranking = (game.result or {}).get("ranking") or []
     names = list(game.players_at_start or [p.name for p in game.players])
     seats = {p.seat: p for p in game.players}

@@ -15,13 +15,13 @@ from app.errors import Forbidden, Invalid, NotFound
 from app.forum import service as forum
 from app.games import all_games, find_game
 from app.games.base import Game as GameImpl
-from app.gm import cards, legal, play, store
+from app.gm import bots, cards, legal, play, store
 from app.gm import options as game_options
 from app.gm import reply as answers
 from app.gm.legal import is_gm
 from app.gm.lines import command_lines
-from app.gm.reply import BOT_NAME, CUT_NOTE
-from app.gm.submission import LineError
+from app.gm.platform import BOT_NAME_PREFIX as BOT_SEAT_PREFIX
+from app.gm.reply import BOT_NAME
 from app.gm.working import Submission, Submitter
 
 __all__ = ["BOT_NAME", "is_gm"]
@@ -66,14 +66,19 @@ def create_game(
     secret: str,
     *,
     seed: str | None = None,
+    bots: int = 0,
+    rated_with_bots: bool = False,
 ) -> Game:
     """A recruiting game and its thread on the kind's board; ``gm`` is its game master.
 
     ``options`` holds the game's own options and the platform's: ``mute_spectators`` (bool)
     and ``deadline_hours`` (int, the turn deadline); bad ones raise ``OptionsInvalid`` with a
-    Japanese message for each (app/gm/options.py).
+    Japanese message for each (app/gm/options.py). ``bots``: seats given to bots at once
+    (ボット1 …, as BOT; docs/bots.md); ``rated_with_bots``: the game is rated even with bots.
     """
     impl = game_impl(kind)
+    if isinstance(bots, bool) or not 0 <= bots <= impl.max_players:
+        raise Invalid(f"ボットの数は0〜{impl.max_players}で指定してください。", field="bots")
     title = forum.clean_title(title)
     # The registry's pool as it stands now, whatever the creator sent: the game plays with
     # these versions, and its record names them.
@@ -85,6 +90,10 @@ def create_game(
         f"{impl.max_players}人、GM: {gm.name}）。\n"
         "参加する人は JOIN（参加）と書き込んでください。GM が START（開始）で始めます。"
     )
+    body += "\n空いた席には GM が BOT（ボット）でボットを座らせることもできます。"
+    names = [f"{BOT_SEAT_PREFIX}{number}" for number in range(1, bots + 1)]
+    if names:
+        body += f"\nボットが席に着いています: {'、'.join(names)}（{bots}人）。"
     thread, _post = forum.create_thread(session, board, gm, title, body, secret)
     game = Game(
         kind=impl.kind,
@@ -97,7 +106,12 @@ def create_game(
         version=0,
         mute_spectators=chosen.mute_spectators,
         deadline_hours=chosen.deadline_hours,
+        rated_with_bots=bool(rated_with_bots),
     )
+    game.players = [
+        GamePlayer(seat=seat, user_id=None, name=name, bot=True, kicked=False, absences_used=0)
+        for seat, name in enumerate(names)
+    ]
     session.add(game)
     session.flush()
     return game
@@ -134,43 +148,7 @@ def seat_of(game: Game, user: User | None) -> int | None:
 # --- posting -------------------------------------------------------------------------------
 
 
-def _bot_post(
-    session: Session,
-    game: Game,
-    text: str,
-    secret: str,
-    now: datetime,
-    reply_to: int | None = None,
-    error: LineError | None = None,
-    number: int | None = None,
-    board_at: int | None = None,
-) -> Post:
-    """The bot's post. Its text is not a user's and is never refused for its length: beyond a
-    post's limit it is cut, saying where the rest is (the closing post of a game with many
-    sealed commands, say), so a game can always go on and end."""
-    text = _cut(game, text)
-    return forum.add_post(
-        session,
-        game.thread_id,
-        author=None,
-        author_name=BOT_NAME,
-        body=text,
-        kind="gm",
-        secret=secret,
-        now=now,
-        number=number,
-        reply_to=reply_to,
-        reply_ok=error is None,
-        reply_error=error.to_json() if error is not None else None,
-        board_at=board_at,
-    )
-
-
-def _cut(game: Game, text: str) -> str:
-    if len(text) > forum.MAX_BODY_CHARS:
-        note = f"\n{CUT_NOTE}続きはゲームのページ /games/{game.id} に）"
-        text = text[: forum.MAX_BODY_CHARS - len(note)] + note
-    return text
+_bot_post = bots.gm_post  # the GM's posts (app/gm/bots.py), the seated bots' answers too
 
 
 def submit_post(
@@ -243,6 +221,8 @@ def submit_post(
         reply = _bot_post(
             session, game, text, secret, now, post.number, number=first + 1, board_at=at
         )
+        # The seated bots the game now waits for play their turns (docs/bots.md).
+        bots.play_bots(session, game, impl, secret, now)
     session.flush()  # what went through the session (seats, adjustments, the log)
     return post, [reply]
 
@@ -297,6 +277,7 @@ def submit_sealed(
     public = answers.success_text(session, sub, work)
     at = answers.board_at(session, sub, work)
     post = _bot_post(session, game, f"{header}\n{public}".rstrip(), secret, now, board_at=at)
+    bots.play_bots(session, game, impl, secret, now)
     return row, post
 
 
@@ -351,7 +332,12 @@ def sealed_for(session: Session, game: Game, user: User | None) -> list[SealedCo
 def public_view(game: Game) -> dict[str, Any]:
     impl = game_impl(game.kind)
     if game.state is None:
-        return {"players": [{"seat": p.seat + 1, "name": p.name} for p in game.players]}
+        return {
+            "players": [
+                {"seat": p.seat + 1, "name": p.name, **({"bot": True} if p.bot else {})}
+                for p in game.players
+            ]
+        }
     if game.status == "finished":
         return impl.view(game.state, "gm")
     return impl.view(game.state, None)

@@ -143,10 +143,10 @@ def _write_seats(session: Session, game: Game, work: Working) -> set[int]:
     changed (REPLACE, or a kicked seat given back): told "your turn" if the game waits for
     them, whoever it waited for before."""
     current = [
-        (p.user_id, p.name, p.kicked, p.absences_used)
+        (p.user_id, p.name, p.kicked, p.absences_used, p.bot)
         for p in sorted(game.players, key=lambda p: p.seat)
     ]
-    wanted = [(s.user_id, s.name, s.kicked, s.absences_used) for s in work.seats]
+    wanted = [(s.user_id, s.name, s.kicked, s.absences_used, s.bot) for s in work.seats]
     if current == wanted:
         return set()
     handed_over = {
@@ -165,6 +165,7 @@ def _write_seats(session: Session, game: Game, work: Working) -> set[int]:
                 name=seat.name,
                 kicked=seat.kicked,
                 absences_used=seat.absences_used,
+                bot=seat.bot,
             )
         )
     return handed_over

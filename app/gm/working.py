@@ -23,6 +23,7 @@ class Seat:
     name: str
     kicked: bool = False
     absences_used: int = 0
+    bot: bool = False  # a bot's seat (docs/bots.md): played by ``Game.bot_lines``
 
 
 @dataclass
@@ -38,10 +39,12 @@ class NewMove:
 
 @dataclass
 class Submitter:
-    """Who sends the commands: a user, or the bot itself (deadlines, kicked seats)."""
+    """Who sends the commands: a user, or the bot itself (deadlines, kicked seats), or a bot
+    seated at ``bot_seat`` playing its own turn (app/gm/bots.py)."""
 
     user: User | None
     name: str
+    bot_seat: int | None = None
 
     @property
     def user_id(self) -> int | None:
@@ -97,7 +100,7 @@ def working_copy(game: Game) -> Working:
         status=game.status,
         paused=game.paused,
         seats=[
-            Seat(p.user_id, p.name, p.kicked, p.absences_used)
+            Seat(p.user_id, p.name, p.kicked, p.absences_used, p.bot)
             for p in sorted(game.players, key=lambda p: p.seat)
         ],
         # Not copied: a game's ``apply`` never mutates the state it is given (it returns a new

@@ -3,6 +3,7 @@ command lines that fill the post form, the ranking once over)."""
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Query, Request, Response
@@ -10,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.accounts import ratelimit
 from app.db.models import Game, User
-from app.errors import ServiceError
+from app.errors import Invalid, ServiceError
 from app.forum import moderation
 from app.forum import service as forum
 from app.forum.render import render_body
@@ -129,9 +130,22 @@ def create_game(
     else:
         impl = find_game(kind)
         options = game_options.from_form(impl, posted) if impl is not None else {}
+        bots = _bots_of(posted.get("bots", ""))
+        rated = posted.get("rated_with_bots", "") not in ("", "off", "false", "0", "no")
         try:
             ratelimit.check_post(session, request, user)
-            game = gm.create_game(session, user, kind, title, options, deps.secret_key(request))
+            if bots is None:
+                raise Invalid(BOTS_NOT_A_NUMBER, field="bots")
+            game = gm.create_game(
+                session,
+                user,
+                kind,
+                title,
+                options,
+                deps.secret_key(request),
+                bots=bots,
+                rated_with_bots=rated,
+            )
             session.commit()
             return redirect(f"/games/{game.id}")
         except game_options.OptionsInvalid as exc:
@@ -144,6 +158,19 @@ def create_game(
             session.rollback()
             status, error = exc.status, exc.message
     return new_game_page(request, user, form, status, error, problems)
+
+
+BOTS_NOT_A_NUMBER = N_("ボットの数は0以上の整数で書いてください。")
+
+
+def _bots_of(raw: str) -> int | None:
+    """The form's ボットの数 (empty: none); None when it is not a whole number."""
+    text = unicodedata.normalize("NFKC", raw).strip()
+    if not text:
+        return 0
+    if not text.isdecimal():
+        return None
+    return int(text) if len(text) <= 3 else 1000  # more than any kind seats: refused as such
 
 
 def option_message(problem: game_options.Problem) -> str:

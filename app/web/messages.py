@@ -81,6 +81,8 @@ SERVICE_MESSAGES: tuple[str, ...] = (
     N_("コストは 0 以上の整数で書いてください（「%(text)s」は読めません）。"),  # app/web/card_pages
     # app/gm/service.py
     N_("ゲームの種類「%(kind)s」はありません。"),
+    N_("ボットの数は0〜%(high)sで指定してください。"),  # docs/bots.md
+    N_("ボットの数は0以上の整数で書いてください。"),  # app/web/game_pages.py
     # (a new game's bad options: app/gm/options.py, said by the /games/new page itself)
     N_("ゲーム %(id)s はありません。"),
     N_("このゲームの進行中、観戦者はスレッドに書き込めません（GM の設定）。"),

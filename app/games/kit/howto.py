@@ -119,6 +119,12 @@ PLATFORM_COMMANDS: tuple[CommandHelp, ...] = (
         "gm",
     ),
     CommandHelp(
+        "common__BOT",
+        N_("募集中に GM が空いた席にボットを座らせます（数を書くとその人数）。"),
+        ("BOT", "BOT 2"),
+        "gm",
+    ),
+    CommandHelp(
         "common__ABSENT",
         N_("書き込めない時間を知らせて、手番の期限を延ばしてもらいます（1ゲームに数回まで）。"),
         ("ABSENT 48",),

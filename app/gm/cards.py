@@ -41,7 +41,7 @@ from app.games.cardbattle.registry import (
     name_key,
 )
 from app.gm import collections
-from app.gm.card_pool import KINDS, card_spec, history, pool, pool_options
+from app.gm.card_pool import KINDS, card_spec, history, pool, pool_entries, pool_options
 from app.gm.card_uses import CARD_GAME_KIND, CardGame, deck_cards, played_in, used_in_games
 from app.gm.collections import Hand
 from app.gm.lines import command_lines
@@ -62,6 +62,7 @@ __all__ = [
     "history",
     "played_in",
     "pool",
+    "pool_entries",
     "pool_options",
     "registry_lines",
     "registry_thread_id",

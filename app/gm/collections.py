@@ -224,6 +224,8 @@ def game_collections(
     are written then if they were not (the first need). A seat without an account (a bot's)
     is left out: it may use the whole pool. A card held but not in the game's pool (approved
     or given after the game was made) is not in the game."""
+    if not pool:  # no pool of the registry's: the game's own starter pool, for everyone
+        return {}
     by_key = {name_key(name): name for name in pool}
     kinds = {name_key(name): str(card.get("kind", "")) for name, card in pool.items()}
     found: dict[str, list[str]] = {}

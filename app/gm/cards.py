@@ -219,10 +219,7 @@ class _Working:
     def kinds(self) -> dict[str, str]:
         """name_key -> kind of every approved card, as this post left them."""
         if self._kinds is None:
-            approved = select(CardVersion.name_key, CardVersion.kind).where(
-                CardVersion.status == "approved"
-            )
-            self._kinds = {key: kind for key, kind in self.session.execute(approved)}
+            self._kinds = collections.approved_kinds(self.session)
         found = dict(self._kinds)
         for key, versions in self.cards.items():
             if _newest_approved(versions) is not None:

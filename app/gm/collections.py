@@ -25,7 +25,8 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from app.db.models import CardHolding, User, utcnow
+from app.db.models import CardHolding, CardVersion, User, utcnow
+from app.errors import NotFound
 from app.games.cardbattle.cards import HELD_LIMITS, MAX_COST
 from app.games.cardbattle.content import starter_cards
 from app.games.cardbattle.registry import name_key
@@ -44,6 +45,7 @@ __all__ = [
     "ensure_starter",
     "game_collections",
     "give",
+    "held_by",
     "own_card_joins",
     "release",
     "write_new",
@@ -236,6 +238,23 @@ def game_collections(
         held = collection(session, user_id, kinds)
         found[player] = [by_key[k] for h in held if (k := name_key(h.name)) in by_key]
     return found
+
+
+def approved_kinds(session: Session) -> dict[str, str]:
+    """name_key -> kind of every card with an approved version."""
+    approved = select(CardVersion.name_key, CardVersion.kind).where(
+        CardVersion.status == "approved"
+    )
+    return {key: kind for key, kind in session.execute(approved)}
+
+
+def held_by(session: Session, user_name: str) -> tuple[User, list[Held]]:
+    """The account called ``user_name`` and its collection (its starter cards before its first
+    need); raises NotFound for a name no account has."""
+    user = session.scalar(select(User).where(User.name == user_name)) if user_name else None
+    if user is None:
+        raise NotFound(f"利用者「{user_name.replace(chr(0), '')}」はいません。")
+    return user, collection(session, user.id, approved_kinds(session))
 
 
 # --- what the registry's lines do to a collection (app/gm/cards.py checks who may) --------------

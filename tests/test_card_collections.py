@@ -108,6 +108,20 @@ def test_初期所持の通常カード_a_new_account_holds_the_starter_cards_gi
     assert "歩兵" not in after and "赤竜" in after  # released stays released
     assert after["赤竜"]["how"] == "given" and after["赤竜"]["given_by"] == admin.name
 
+    # A starter card added to the list later (here: a row gone, as if 舞踏子 had not been in
+    # it) is not given to an account that had its starter cards.
+    with database.session() as session:
+        row = session.scalar(
+            select(CardHolding).where(
+                CardHolding.user_id == user_id, CardHolding.name_key == name_key("舞踏子")
+            )
+        )
+        session.delete(row)
+        session.commit()
+        collections.ensure_starter(session, user_id)
+        session.commit()
+    assert "舞踏子" not in held(client, alice.name)
+
 
 def test_初期所持の通常カード_are_written_when_a_card_game_starts(
     client: httpx.Client, database: Database

@@ -203,6 +203,7 @@ class _Working:
     cards: dict[str, list[_Version]] = field(default_factory=dict)
     hands: dict[int, Hand] = field(default_factory=dict)
     _kinds: dict[str, str] | None = None
+    _costs: dict[str, int] | None = None
 
     def versions(self, name: str) -> list[_Version]:
         key = name_key(name)
@@ -227,6 +228,12 @@ class _Working:
             if _newest_approved(versions) is not None:
                 found[key] = versions[0].kind
         return found
+
+    def stored_cost(self, name: str) -> int:
+        """The cost of the card's newest approved version as stored (one query a post)."""
+        if self._costs is None:
+            self._costs = collections.approved_costs(self.session)
+        return self._costs.get(name_key(name), MAX_COST + 1)
 
     def hand(self, user: User) -> Hand:
         if user.id not in self.hands:
@@ -379,6 +386,8 @@ def _give(work: _Working, command: Give, user: User) -> str:
 
 
 def _cost(work: _Working, name: str) -> int:
+    if name_key(name) not in work.cards:  # not touched by this post: as stored
+        return work.stored_cost(name)
     current = _newest_approved(work.versions(name))
     if current is None:
         return MAX_COST + 1

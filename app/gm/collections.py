@@ -39,6 +39,8 @@ __all__ = [
     "STARTER_BY",
     "Hand",
     "Held",
+    "approved_costs",
+    "approved_kinds",
     "check_room",
     "collection",
     "counts",
@@ -246,6 +248,16 @@ def approved_kinds(session: Session) -> dict[str, str]:
         CardVersion.status == "approved"
     )
     return {key: kind for key, kind in session.execute(approved)}
+
+
+def approved_costs(session: Session) -> dict[str, int]:
+    """name_key -> the cost of every card's newest approved version."""
+    approved = (
+        select(CardVersion.name_key, CardVersion.cost)
+        .where(CardVersion.status == "approved")
+        .order_by(CardVersion.version)
+    )
+    return {key: cost for key, cost in session.execute(approved)}  # the newest last
 
 
 def held_by(session: Session, user_name: str) -> tuple[User, list[Held]]:

@@ -6,13 +6,15 @@ is drawn from the collection its player held when the game started."""
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from app.db.engine import Database
 from app.db.models import CardHolding, CardVersion, User
@@ -302,3 +304,49 @@ def test_規定枚数_a_deck_is_drawn_from_the_collection_held_at_start(
     assert seal(bob, gid, "DECK 舞踏子 ホープ MAKI")["ok"]
     view = client.get(f"/api/games/{gid}").json()["view"]
     assert [c["name"] for c in view["players"][0]["field"]] == ["赤竜", "歩兵", "弓兵"]
+
+
+def test_初期所持の通常カード_two_first_needs_at_once_give_them_once(
+    database: Database, settings: Any
+) -> None:
+    """PostgreSQL: two transactions give one account its starter cards at once (a START and
+    a registry post): the second waits for the first's rows and skips them, nothing fails."""
+    if not settings.database_url.startswith("postgresql"):
+        pytest.skip("concurrent transactions: PostgreSQL's")
+    with database.session() as session:
+        user = User(name=f"race{uuid.uuid4().hex[:8]}", password_hash="-")
+        session.add(user)
+        session.commit()
+        user_id = user.id
+    first, second = database.sessionmaker(), database.sessionmaker()
+    try:
+        collections.ensure_starter(first, user_id)  # written, not committed
+        second_pid = second.scalar(text("SELECT pg_backend_pid()"))
+        failed: list[BaseException] = []
+
+        def give() -> None:
+            try:
+                collections.ensure_starter(second, user_id)
+                second.commit()
+            except BaseException as error:  # reported by the test below
+                failed.append(error)
+
+        racer = threading.Thread(target=give)
+        racer.start()
+        deadline = time.monotonic() + 30
+        waiting = text(
+            "SELECT count(*) FROM pg_stat_activity WHERE pid = :pid AND wait_event_type = 'Lock'"
+        )
+        with database.engine.connect() as watch:
+            while not watch.execute(waiting, {"pid": second_pid}).scalar_one():
+                assert time.monotonic() < deadline and racer.is_alive(), failed
+                time.sleep(0.01)
+        first.commit()
+        racer.join(30)
+        assert not racer.is_alive() and failed == []
+    finally:
+        first.close()
+        second.close()
+    with database.session() as session:
+        names = session.scalars(select(CardHolding.name).where(CardHolding.user_id == user_id))
+        assert sorted(names) == sorted(STARTER)

@@ -252,9 +252,10 @@ def test_release_refuses_a_card_not_held_or_one_the_last_deck_needs(
 
 
 def test_a_collection_of_a_name_no_account_has_is_404(client: httpx.Client) -> None:
-    answer = client.get(f"/api/cards/collections/nobody{uuid.uuid4().hex[:8]}")
-    assert answer.status_code == 404
-    assert "いません" in str(answer.json()["detail"])
+    for name in (f"nobody{uuid.uuid4().hex[:8]}", "a%00b", "a/b"):
+        answer = client.get(f"/api/cards/collections/{name}")
+        assert answer.status_code == 404, (name, answer.text)
+        assert "いません" in str(answer.json()["detail"])
 
 
 # --- a deck from the collection ------------------------------------------------------------------

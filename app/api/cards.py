@@ -134,7 +134,7 @@ class CollectionOut(BaseModel):
     limits: dict[str, int]  # {"normal": 9, "magic": 3}
 
 
-@router.get("/collections/{user}", response_model=CollectionOut)
+@router.get("/collections/{user:path}", response_model=CollectionOut)
 def card_collection(
     user: Annotated[str, Path(max_length=200)], session: SessionDep
 ) -> CollectionOut:

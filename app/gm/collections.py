@@ -263,7 +263,9 @@ def approved_costs(session: Session) -> dict[str, int]:
 def held_by(session: Session, user_name: str) -> tuple[User, list[Held]]:
     """The account called ``user_name`` and its collection (its starter cards before its first
     need); raises NotFound for a name no account has."""
-    user = session.scalar(select(User).where(User.name == user_name)) if user_name else None
+    # PostgreSQL takes no NUL in text; no account is named so.
+    found = user_name and "\x00" not in user_name
+    user = session.scalar(select(User).where(User.name == user_name)) if found else None
     if user is None:
         raise NotFound(f"利用者「{user_name.replace(chr(0), '')}」はいません。")
     return user, collection(session, user.id, approved_kinds(session))

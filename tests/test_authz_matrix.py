@@ -839,6 +839,10 @@ MATRIX: dict[tuple[str, str], list[Case]] = {
         Case("/api/cards/舞踏子", status(200)),  # a starter card (docs/cards.md)
         Case("/api/cards/no-such-card", status(404)),
     ],
+    ("GET", "/api/cards/collections/{user:path}"): [
+        Case("/api/cards/collections/{login}", status(200)),  # collections are public
+        Case("/api/cards/collections/no-such-user-{word}", status(404)),
+    ],
     ("GET", "/cards"): [Case("/cards?kind=magic", status(200))],
     ("GET", "/cards/{name}"): [
         Case("/cards/舞踏子", status(200)),

@@ -62,6 +62,10 @@ def test_two_new_users_register_cards_and_fight_a_battle_to_its_result_by_post(
         assert registry(official, f"承認 {name}")["ok"]
     pool = {card["name"]: card for card in client.get("/api/cards").json()["cards"]}
     assert all(name in pool for name in mine)
+    # A deck is drawn from its player's collection (docs/cards.md "Collections"): the starter
+    # cards, their own card once approved, and what an official hands out.
+    gift = registry(official, f"GIVE {players[1].name} 吏族\n配布 {players[1].name} 癒しの雨")
+    assert gift["ok"], gift
 
     master = api_user(client)
     made = master.post("/api/games", {"kind": "cardbattle", "title": "決闘", "options": {}})

@@ -205,7 +205,10 @@ def play_idolwp(client: httpx.Client) -> Table:
 def play_cardbattle(client: httpx.Client) -> Table:
     """掲示板進行カードゲーム with both decks sealed and revealed: the magic cards are secret."""
     table = new_table(client, "cardbattle", 2)
-    for user, magic in zip(table.players, ("火花", "癒しの雨"), strict=True):
+    for user in table.players:
+        # A magic card of the player's own collection (docs/cards.md "Collections").
+        held = client.get(f"/api/cards/collections/{user.name}").json()["cards"]
+        magic = next(card["name"] for card in held if card["kind"] == "magic")
         for deck in table.legal(user)["sealed"]:  # three normal cards: add a magic card
             answer = user.post(f"/api/games/{table.id}/sealed", {"body": f"{deck} MAGIC {magic}"})
             if answer.json()["sealed"]["ok"]:

@@ -12,8 +12,8 @@ from pydantic import BaseModel
 
 from app.api.schemas import ERROR_RESPONSES
 from app.db.models import CardVersion
-from app.games.cardbattle.cards import ability_text, card_line
-from app.gm import cards
+from app.games.cardbattle.cards import HELD_LIMITS, ability_text, card_line
+from app.gm import cards, collections
 from app.web.deps import SessionDep
 
 router = APIRouter(prefix="/api/cards", responses=ERROR_RESPONSES)
@@ -116,6 +116,46 @@ def card_list(
     return CardList(
         cards=[CardOut.of(row) for row in rows],
         registry_thread_id=cards.registry_thread_id(session),
+    )
+
+
+class HeldOut(BaseModel):
+    name: str
+    kind: Literal["normal", "magic"]
+    how: Literal["starter", "own", "given"]
+    given_by: str
+    obtained_at: datetime | None  # None: a starter card not written yet (no need came)
+    post_number: int | None  # the registry post that gave it
+
+
+class CollectionOut(BaseModel):
+    user: str
+    cards: list[HeldOut]
+    limits: dict[str, int]  # {"normal": 9, "magic": 3}
+
+
+@router.get("/collections/{user:path}", response_model=CollectionOut)
+def card_collection(
+    user: Annotated[str, Path(max_length=200)], session: SessionDep
+) -> CollectionOut:
+    """The cards an account holds (docs/cards.md "Collections"), in the order it got them:
+    the starter cards, its own approved cards, the cards officials gave it. 404 for a name no
+    account has."""
+    account, held = collections.held_by(session, user)
+    return CollectionOut(
+        user=account.name,
+        cards=[
+            HeldOut(
+                name=h.name,
+                kind=h.kind,
+                how=h.how,
+                given_by=h.given_by,
+                obtained_at=h.obtained_at,
+                post_number=h.post_number,
+            )
+            for h in held
+        ],
+        limits=dict(HELD_LIMITS),
     )
 
 

@@ -494,6 +494,33 @@ class CardVersion(Base):
     decided_at: Mapped[datetime | None] = mapped_column(default=None)
 
 
+class CardHolding(Base):
+    """A card in a player's collection (掲示板進行カードゲーム, R 「f:規定枚数 ← 9」 normal,
+    「3枚以下」 magic; app/gm/collections.py, docs/cards.md "Collections"): how it came —
+    ``starter`` (the house's starter cards, given at the account's first need), ``own`` (the
+    player's card, approved), ``given`` (GIVE by an official, R 「イベントなどで配布される」) —
+    when, and by whom. A card is held at most once (unique by user and card); a released card
+    keeps its row with ``released_at`` set, so an account that has had its starter cards never
+    gets them again."""
+
+    __tablename__ = "card_holdings"
+    __table_args__ = (UniqueConstraint("user_id", "name_key", name="uq_card_holdings_user_card"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(32))
+    # card_versions.name_key: the card, whatever its version.
+    name_key: Mapped[str] = mapped_column(String(64))
+    how: Mapped[str] = mapped_column(String(16))  # "starter", "own" or "given"
+    obtained_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Who gave it: 公式 for the starter cards, the approving admin for an own card, the admin
+    # who posted the GIVE.
+    given_by: Mapped[str] = mapped_column(String(32))
+    # The registry post that gave it (None for the starter cards).
+    post_number: Mapped[int | None] = mapped_column(Integer, default=None)
+    released_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
 class PinnedThread(Base):
     """A thread shown first on its board, above the others (docs/forum.md, "Pinned threads"):
     the ロビー's guide, written by the site (app/gm/lobby.py)."""

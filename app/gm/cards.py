@@ -13,28 +13,37 @@ services it never commits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db.models import Board, CardVersion, Game, Post, Thread, User, utcnow
-from app.errors import Invalid, NotFound
+from app.db.models import Board, CardVersion, Post, Thread, User, utcnow
 from app.forum import service as forum
 from app.games.cardbattle import registry
-from app.games.cardbattle.cards import MAX_ATTACK, MAX_COST, MAX_DURABILITY, CardSpec, card_line
+from app.games.cardbattle.cards import (
+    MAX_ATTACK,
+    MAX_COST,
+    MAX_DURABILITY,
+    CardSpec,
+    card_line,
+)
 from app.games.cardbattle.content import starter_copy, starter_pool
 from app.games.cardbattle.registry import (
     Approve,
+    Give,
     NewCard,
     PromoteCard,
     RegistryCommand,
     Reject,
+    Release,
     name_key,
 )
+from app.gm import collections
+from app.gm.card_pool import KINDS, card_spec, history, pool, pool_entries, pool_options
+from app.gm.card_uses import CARD_GAME_KIND, CardGame, deck_cards, played_in, used_in_games
+from app.gm.collections import Hand
 from app.gm.lines import command_lines
 from app.gm.reply import BOT_NAME, failure_text
 from app.gm.submission import LineError, Refusal, Refused, apply_all, read
@@ -53,6 +62,7 @@ __all__ = [
     "history",
     "played_in",
     "pool",
+    "pool_entries",
     "pool_options",
     "registry_lines",
     "registry_thread_id",
@@ -70,10 +80,6 @@ REGISTRY_TITLE = "カード登録所"
 # The author of the starter cards, and who approved them: the house (R 公式).
 OFFICIAL = "公式"
 STATUSES = ("proposed", "approved", "rejected")
-KINDS = ("normal", "magic")
-CARD_GAME_KIND = "cardbattle"
-# A card counts as used by a game that has started: running or finished (not aborted).
-PLAYED = ("active", "finished")
 STATUS_JA = {"proposed": "承認待ち", "approved": "承認済み", "rejected": "却下"}
 
 
@@ -97,6 +103,8 @@ def welcome_text() -> str:
             "CARD PROMOTE 炎の剣 COST 300 ATK 250 DUR 300 ABILITY 登場時 ダメージ 100",
             "■ 公式の判定（サイトの管理者だけ）",
             "APPROVE 炎の剣（承認 炎の剣） / REJECT 炎の剣 攻撃力が高すぎます（却下 …）",
+            "■ コレクション（通常カード9枚・マジックカード3枚まで。デッキは持っているカードから）",
+            "GIVE alice 赤竜（配布 alice 赤竜。公式だけ） / RELEASE 歩兵（手放す 歩兵）",
             "",
             "能力は「タイミング 効果 量」で書き、複数は , で区切ります（4つまで。魔法カードは"
             "タイミングなし）。",
@@ -157,155 +165,6 @@ def ensure_registry(session: Session, secret: str, now: datetime | None = None) 
     return thread
 
 
-# --- reading -----------------------------------------------------------------------------------
-
-
-def card_spec(row: CardVersion) -> CardSpec:
-    """A stored version as the card model every part shares."""
-    return CardSpec.model_validate(
-        {
-            "name": row.name,
-            "kind": row.kind,
-            "cost": row.cost,
-            "attack": row.attack,
-            "durability": row.durability,
-            "abilities": row.abilities,
-            "version": row.version,
-            "text": row.text,
-        }
-    )
-
-
-def _pool_rows(session: Session) -> list[CardVersion]:
-    rows = session.scalars(
-        select(CardVersion)
-        .where(CardVersion.status == "approved")
-        .order_by(CardVersion.name_key, CardVersion.version)
-    )
-    newest: dict[str, CardVersion] = {}
-    for row in rows:
-        newest[row.name_key] = row  # ordered by version: the last one is the newest
-    return sorted(
-        newest.values(),
-        key=lambda r: (KINDS.index(r.kind) if r.kind in KINDS else 9, r.cost, r.name),
-    )
-
-
-def pool(session: Session) -> dict[str, CardSpec]:
-    """The pool: the newest approved version of each card (normal cards first, then magic,
-    each by cost and name)."""
-    return {row.name: card_spec(row) for row in _pool_rows(session)}
-
-
-def pool_options(session: Session) -> dict[str, dict[str, Any]]:
-    """The pool as a game's ``options["pool"]``: name -> the card as JSON, version included."""
-    return {name: spec.model_dump(mode="json") for name, spec in pool(session).items()}
-
-
-def pool_entries(
-    session: Session,
-    *,
-    kind: str | None = None,
-    min_cost: int | None = None,
-    max_cost: int | None = None,
-) -> list[CardVersion]:
-    """The pool's rows, filtered for the lists (kind: normal / magic; cost bounds inclusive)."""
-    if kind is not None and kind not in KINDS:
-        raise Invalid(f"kind は {', '.join(KINDS)} のどれかです。", field="kind")
-    return [
-        row
-        for row in _pool_rows(session)
-        if (kind is None or row.kind == kind)
-        and (min_cost is None or row.cost >= min_cost)
-        and (max_cost is None or row.cost <= max_cost)
-    ]
-
-
-def history(session: Session, name: str) -> list[CardVersion]:
-    """Every version of the card called ``name`` (any case or width), oldest first; raises
-    NotFound when the registry has none."""
-    if "\x00" in name:  # PostgreSQL takes no NUL in text; no card is named so
-        raise NotFound(f"カード「{name.replace(chr(0), '')}」はありません。")
-    rows = list(
-        session.scalars(
-            select(CardVersion)
-            .where(CardVersion.name_key == name_key(name))
-            .order_by(CardVersion.version)
-        )
-    )
-    if not rows:
-        raise NotFound(f"カード「{name}」はありません。")
-    return rows
-
-
-def _strings(value: Any) -> Iterable[str]:
-    """Every string in a piece of JSON — values only, never keys (a deck may be keyed by its
-    player's name)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
-def deck_cards(state: Any) -> set[str]:
-    """The names of the cards the game used (R 「一度でもゲーム中に使用したことがある」): the
-    normal cards on the field (public once the decks are revealed) and the magic cards
-    declared. A sealed deck, and magic never declared (even once the epilogue shows it), were
-    not used: they do not make a game count as having used a card. A state with ``decks``
-    (name lists, in any shape) counts those too."""
-    if not isinstance(state, dict):
-        return set()
-    names = set(_strings(state.get("decks")))
-    players = state.get("players")
-    for player in players if isinstance(players, list) else []:
-        if not isinstance(player, dict):
-            continue
-        field = player.get("field")
-        for card in field if isinstance(field, list) else []:
-            if isinstance(card, dict) and isinstance(card.get("name"), str):
-                names.add(card["name"])
-        names.update(_strings(player.get("magic_used")))
-    return names
-
-
-def used_in_games(session: Session, name: str) -> list[Game]:
-    """The cardbattle games, running or finished, that used the card: it is in one of their
-    players' decks (`deck_cards`). The one place that says what "used" means (R: a card used
-    at least once may be promoted)."""
-    key = name_key(name)
-    games = session.scalars(
-        select(Game).where(Game.kind == CARD_GAME_KIND, Game.status.in_(PLAYED)).order_by(Game.id)
-    )
-    return [
-        game for game in games if any(name_key(named) == key for named in deck_cards(game.state))
-    ]
-
-
-@dataclass(frozen=True)
-class CardGame:
-    """A game a card was played in, and the card's version in that game's pool."""
-
-    game: Game
-    version: int | None
-
-
-def played_in(session: Session, name: str) -> list[CardGame]:
-    found = []
-    for game in used_in_games(session, name):
-        in_pool = (game.options or {}).get("pool")
-        version = None
-        if isinstance(in_pool, dict):
-            for pooled_name, card in in_pool.items():
-                if name_key(pooled_name) == name_key(name) and isinstance(card, dict):
-                    version = card.get("version") if isinstance(card.get("version"), int) else None
-        found.append(CardGame(game, version))
-    return found
-
-
 # --- the registry thread's posts ---------------------------------------------------------------
 
 
@@ -337,10 +196,14 @@ class _Version:
 
 @dataclass
 class _Working:
-    """The registry as one post changes it; written only when every line went through."""
+    """The registry, and the collections, as one post changes them; written only when every
+    line went through."""
 
     session: Session
     cards: dict[str, list[_Version]] = field(default_factory=dict)
+    hands: dict[int, Hand] = field(default_factory=dict)
+    _kinds: dict[str, str] | None = None
+    _costs: dict[str, int] | None = None
 
     def versions(self, name: str) -> list[_Version]:
         key = name_key(name)
@@ -355,6 +218,47 @@ class _Working:
                 for row in rows
             ]
         return self.cards[key]
+
+    def kinds(self) -> dict[str, str]:
+        """name_key -> kind of every approved card, as this post left them."""
+        if self._kinds is None:
+            self._kinds = collections.approved_kinds(self.session)
+        found = dict(self._kinds)
+        for key, versions in self.cards.items():
+            if _newest_approved(versions) is not None:
+                found[key] = versions[0].kind
+        return found
+
+    def stored_cost(self, name: str) -> int:
+        """The cost of the card's newest approved version as stored (one query a post)."""
+        if self._costs is None:
+            self._costs = collections.approved_costs(self.session)
+        return self._costs.get(name_key(name), MAX_COST + 1)
+
+    def hand(self, user: User) -> Hand:
+        if user.id not in self.hands:
+            self.hands[user.id] = Hand.load(self.session, user, self.kinds())
+        return self.hands[user.id]
+
+    def waiting(self, user_id: int, kind: str) -> int:
+        """The account's own new cards of ``kind`` waiting for approval: each keeps a place in
+        its collection (an approved card joins it)."""
+        mine = select(CardVersion.name_key).where(
+            CardVersion.author_id == user_id, CardVersion.status == "proposed"
+        )
+        keys = set(self.session.scalars(mine)) | set(self.cards)
+        count = 0
+        for key in keys:
+            versions = self.versions(key)
+            pending = _pending(versions)
+            if (
+                pending is not None
+                and pending.author_id == user_id
+                and pending.kind == kind
+                and _newest_approved(versions) is None
+            ):
+                count += 1
+        return count
 
 
 def _pending(versions: list[_Version]) -> _Version | None:
@@ -393,6 +297,7 @@ def _apply(work: _Working, command: RegistryCommand, user: User) -> str:
                 "別の名前にしてください"
                 "（ゲームで使われたカードの能力値を変えるなら CARD PROMOTE）。"
             )
+        _check_room(work, user, card.kind)
         number = _next_version(versions)
         versions.append(
             _Version(
@@ -410,6 +315,10 @@ def _apply(work: _Working, command: RegistryCommand, user: User) -> str:
         )
     if isinstance(command, PromoteCard):
         return _promote(work, command, user)
+    if isinstance(command, Give):
+        return _give(work, command, user)
+    if isinstance(command, Release):
+        return _release(work, command, user)
     if isinstance(command, Approve | Reject):
         verb = "APPROVE" if isinstance(command, Approve) else "REJECT"
         if not _is_official(user):
@@ -434,8 +343,63 @@ def _apply(work: _Working, command: RegistryCommand, user: User) -> str:
                 f"「{pending.name}」版{pending.version}を承認しました。カードプールの"
                 f"「{pending.name}」は版{before[-1].version}から版{pending.version}になりました。"
             )
-        return f"「{pending.name}」版{pending.version}を承認しました。カードプールに入りました。"
+        said = f"「{pending.name}」版{pending.version}を承認しました。カードプールに入りました。"
+        return said + _own_card_joins(work, pending, user)
     raise AssertionError(f"not a registry command: {command!r}")
+
+
+# --- collections (app/gm/collections.py) ----------------------------------------------------
+
+
+def _check_room(work: _Working, user: User, kind: str) -> None:
+    """A new card keeps a place in its author's collection while it waits (it joins the
+    collection when approved): refused when the collection has none left."""
+    collections.check_room(work.hand(user), kind, work.waiting(user.id, kind), own=True)
+
+
+def _own_card_joins(work: _Working, approved: _Version, judge: User) -> str:
+    """A new card, approved, joins its author's collection (a full one: said, not added)."""
+    author = work.session.get(User, approved.author_id) if approved.author_id else None
+    if author is None:
+        return ""
+    return collections.own_card_joins(work.hand(author), approved.name, approved.kind, judge.name)
+
+
+def _give(work: _Working, command: Give, user: User) -> str:
+    """GIVE <player> <card>: an official hands a player an approved card (R 「イベントなどで
+    配布される」)."""
+    if not _is_official(user):
+        raise Refusal("GIVE（配布）できるのは公式（サイトの管理者）だけです。")
+    player = work.session.scalar(select(User).where(User.name == command.player))
+    if player is None:
+        raise Refusal(f"「{command.player}」という利用者はいません。")
+    versions = work.versions(command.name)
+    card = _newest_approved(versions)
+    if card is None:
+        if not versions:
+            raise Refusal(f"「{command.name}」というカードはありません。")
+        raise Refusal(
+            f"「{versions[-1].name}」はまだ承認されていません。配れるのは承認済みのカードです。"
+        )
+    waiting = work.waiting(player.id, card.kind)
+    return collections.give(work.hand(player), card.name, card.kind, waiting, user.name)
+
+
+def _cost(work: _Working, name: str) -> int:
+    if name_key(name) not in work.cards:  # not touched by this post: as stored
+        return work.stored_cost(name)
+    current = _newest_approved(work.versions(name))
+    if current is None:
+        return MAX_COST + 1
+    if current.card is not None:
+        return current.card.cost
+    assert current.row is not None
+    return current.row.cost
+
+
+def _release(work: _Working, command: Release, user: User) -> str:
+    """RELEASE <card>: the poster lets one of their cards go, to make room."""
+    return collections.release(work.hand(user), command.name, lambda name: _cost(work, name))
 
 
 def _promote(work: _Working, command: PromoteCard, user: User) -> str:
@@ -538,6 +502,7 @@ def _save(work: _Working, post: Post, user: User, now: datetime) -> None:
                 version.row.decided_post_number = post.number
                 version.row.reason = version.reason
     work.session.flush()
+    collections.write_new(work.session, work.hands.values(), now, post.number)
 
 
 def _failure_text(anchor: str, refused: Refused) -> str:

@@ -32,6 +32,7 @@ Widget = Literal["int", "bool", "text", "choice", "lines"]
 # The form value of a field left empty: the option is not given (its default applies).
 MISSING: Any = object()
 CARD_POOL = "pool"  # put in by the app for the kinds that play with the card registry
+CARD_COLLECTIONS = "collections"  # and the players' collections, at START (docs/cards.md)
 EDITION = "edition"  # the rules' edition (Game.edition), put in by the app for every new game
 
 DEADLINE_LOW, DEADLINE_HIGH = DEADLINE_HOURS
@@ -303,7 +304,7 @@ PLATFORM_FIELDS: tuple[OptionField, ...] = tuple(fields_of(PlatformOptions, {}))
 def app_set(impl: GameImpl) -> set[str]:
     """The options of ``impl``'s model the app sets, never a creator: the card pool of a kind
     that plays with the card registry (docs/cards.md), the rules' edition (``Game.edition``)."""
-    found = {CARD_POOL} if impl.uses_card_registry else set()
+    found = {CARD_POOL, CARD_COLLECTIONS} if impl.uses_card_registry else set()
     if EDITION in impl.Options.model_fields:
         found.add(EDITION)
     return found

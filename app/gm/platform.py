@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from app.db.models import Move, User
 from app.games import commands as platform
 from app.games.base import Rng
-from app.gm import replay
+from app.gm import collections, replay
 from app.gm.legal import is_gm
 from app.gm.reply import seed_hash
 from app.gm.submission import Refusal
@@ -121,7 +121,13 @@ def _start(session: Session, sub: Submission, work: Working, command: platform.S
             f"{impl.title_ja} は{impl.min_players}人から遊べます（いま{len(work.seats)}人）。"
         )
     names = [s.name for s in work.seats]
-    work.state = impl.setup(names, dict(game.options), Rng(game.seed, 0))
+    options = dict(game.options)
+    if impl.uses_card_registry:  # decks come from the collections held now (docs/cards.md)
+        seats = [(s.user_id, s.name) for s in work.seats]
+        pool = options.get("pool") or {}
+        options["collections"] = collections.game_collections(session, seats, pool)
+        game.options = options
+    work.state = impl.setup(names, options, Rng(game.seed, 0))
     work.status = "active"
     work.started = True
     order = "、".join(f"{i + 1}. {name}" for i, name in enumerate(names))

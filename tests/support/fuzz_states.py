@@ -228,7 +228,8 @@ def _cardbattle(script: Script) -> None:
     decks = [line for line in game.impl.sealed_legal(state, 0)]
     game.do(0, decks[0], sealed=True)
     game.stop("片方のデッキ封印済み")
-    magic = [name for name, card in state["pool"].items() if card["kind"] == "magic"]
+    held = state["collections"][1] or state["pool"]
+    magic = [name for name in held if state["pool"][name]["kind"] == "magic"]
     game.do(1, f"{decks[-1]} MAGIC {' '.join(sorted(magic)[:2])}", sealed=True)
     game.stop("公開後の宣言受付")
     for _ in range(500):
@@ -327,6 +328,13 @@ def _cardbattle_options() -> dict[str, Any]:
     return {"pool": {card.name: card.model_dump(mode="json") for card in starter_pool()}}
 
 
+def _cardbattle_collection() -> list[str]:
+    """The starter cards and a few given ones, in the order a collection lists them."""
+    from app.games.cardbattle.content import starter_cards
+
+    return [card.name for card in starter_cards()] + ["赤竜", "士翼号", "雷鳴", "吹雪"]
+
+
 PLAYERS = {"eitsuku": 3, "eleusis": 4, "populous": 3, "idolwp": 3, "cardbattle": 2}
 DRIVERS = {
     "eitsuku": _eitsuku,
@@ -347,6 +355,8 @@ _OPTIONS: dict[str, dict[str, Any]] = {
 def script(kind: str, names: list[str]) -> Script:
     """The scripted game of ``kind`` for these player names (the moves do not depend on them)."""
     played = Script(kind, list(names), f"fuzz-{kind}-1", dict(_OPTIONS[kind]))
+    if kind == "cardbattle":  # each player's collection (docs/cards.md), given by Table
+        played.options["collections"] = {name: _cardbattle_collection() for name in names}
     DRIVERS[kind](played)
     return played
 
@@ -405,6 +415,11 @@ class Table:
         self.game: GameRow = gm.create_game(
             session, master, played.kind, "ファズ卓", played.options, secret, seed=played.seed
         )
+        if played.kind == "cardbattle":  # decks come from collections (docs/cards.md)
+            from tests.support.cardbattle import hold
+
+            for user in players:
+                hold(session, user, played.options["collections"][user.name])
         for user in players:
             self.post(user, "JOIN")
         self.at = RECRUITING

@@ -18,7 +18,7 @@ from app.games.cardbattle import bot as _bot
 from app.games.cardbattle import rules, scoring, svg
 from app.games.cardbattle import zombie as _zombie
 from app.games.cardbattle.commands import GAME_COMMANDS, Magic
-from app.games.cardbattle.content import starter_pool
+from app.games.cardbattle.content import starter_cards, starter_pool
 from app.games.cardbattle.grammar import PARSER
 from app.games.cardbattle.rules import CardbattleOptions
 from app.games.cardbattle.view import view as _view
@@ -47,6 +47,7 @@ class Cardbattle(Game):
 
     def check_content(self) -> None:
         starter_pool()
+        starter_cards()
 
     deal = staticmethod(rules.setup)
     copy_state = staticmethod(rules.copy_state)

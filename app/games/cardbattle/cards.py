@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 __all__ = [
     "EFFECTS",
     "EFFECT_JA",
+    "HELD_LIMITS",
     "TIMINGS",
     "TIMING_JA",
     "Ability",
@@ -32,6 +33,9 @@ MAX_COST = 1000  # R 初期コスト 1000: no single card can cost more
 MAX_ATTACK = 999
 MAX_DURABILITY = 999
 MAX_AMOUNT = 999
+# A collection holds at most this many cards of each kind (R 通常カード 「f:規定枚数 ← 9」,
+# マジックカード 「f:規定枚数 ← 3枚以下」; docs/cards.md "Collections").
+HELD_LIMITS: dict[str, int] = {"normal": 9, "magic": 3}
 
 Timing = Literal["entry", "attack", "destroyed", "turn_start"]
 Effect = Literal[

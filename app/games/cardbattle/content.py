@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import functools
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from app.games.cardbattle.cards import MAX_COST, CardSpec
+from app.games.cardbattle.cards import HELD_LIMITS, MAX_COST, CardSpec
 from app.games.kit.content import EntryError, content_dir, load_content, require_unique
 
-__all__ = ["starter_copy", "starter_pool"]
+__all__ = ["starter_cards", "starter_copy", "starter_pool"]
 
 
 class StarterCards(BaseModel):
@@ -74,3 +74,37 @@ def starter_copy(card: CardSpec) -> str | None:
         f"初期カード「{twin}」とコスト・攻撃力・耐久力・能力がすべて同じです。"
         "カードを作るときは、初期カードと違う組み合わせにしてください。"
     )
+
+
+class StarterHand(BaseModel):
+    """``content/starter.toml``: the cards a new account's collection holds (R 「初期所持の通常
+    カード」; docs/cards.md "Collections")."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cards: list[str] = Field(min_length=1)
+
+
+def _check_hand(hand: StarterHand) -> None:
+    by_name = {card.name: card for card in starter_pool()}
+    if len(set(hand.cards)) != len(hand.cards):
+        raise EntryError(("cards",), "a card is listed twice (a collection holds a card once)")
+    unknown = [name for name in hand.cards if name not in by_name]
+    if unknown:
+        raise EntryError(("cards",), f"not cards of cards.toml: {unknown}")
+    for kind, limit in HELD_LIMITS.items():
+        count = sum(1 for name in hand.cards if by_name[name].kind == kind)
+        if count > limit:
+            raise EntryError(("cards",), f"{count} {kind} cards: a collection holds {limit}")
+    costs = sorted(by_name[name].cost for name in hand.cards if by_name[name].kind == "normal")
+    if len(costs) < 3 or sum(costs[:3]) > MAX_COST:
+        raise EntryError(("cards",), f"no deck of 3 normal cards within {MAX_COST}")
+
+
+@functools.cache
+def starter_cards() -> tuple[CardSpec, ...]:
+    """The starter cards of a collection, as the starter pool has them (raises
+    kit.content.ContentError naming the file and line)."""
+    hand = load_content(content_dir("cardbattle") / "starter.toml", StarterHand, _check_hand)
+    by_name = {card.name: card for card in starter_pool()}
+    return tuple(by_name[name] for name in hand.cards)

@@ -11,6 +11,8 @@ the vocabulary, its shape right for its kind), a problem reported at the token i
     CARD PROMOTE 炎の剣 COST 300 ATK 250 DUR 300 ABILITY entry damage 100
     APPROVE 炎の剣            (承認 炎の剣)
     REJECT 炎の剣 攻撃力が高すぎます   (却下 …)
+    GIVE alice 赤竜            (配布 alice 赤竜: an official hands a player a card)
+    RELEASE 歩兵               (手放す 歩兵: a card leaves the poster's collection)
 """
 
 from __future__ import annotations
@@ -45,10 +47,12 @@ __all__ = [
     "SYNTAX_EXAMPLES",
     "TERMINAL_LABELS",
     "Approve",
+    "Give",
     "NewCard",
     "PromoteCard",
     "RegistryCommand",
     "Reject",
+    "Release",
     "card_text",
     "name_key",
     "parse",
@@ -132,7 +136,28 @@ class Reject:
         return f"REJECT {self.name} {self.reason}"
 
 
-RegistryCommand = NewCard | PromoteCard | Approve | Reject
+@dataclass(frozen=True)
+class Give:
+    """An official hands ``player`` the card ``name`` (R 「イベントなどで配布される」)."""
+
+    player: str
+    name: str
+
+    def canonical(self) -> str:
+        return f"GIVE {self.player} {self.name}"
+
+
+@dataclass(frozen=True)
+class Release:
+    """The poster lets the card ``name`` go from their collection (to make room)."""
+
+    name: str
+
+    def canonical(self) -> str:
+        return f"RELEASE {self.name}"
+
+
+RegistryCommand = NewCard | PromoteCard | Approve | Reject | Give | Release
 
 
 # --------------------------------------------------------------------------- the transformer
@@ -294,6 +319,12 @@ class RegistryTransformer(Transformer[Token, Any]):
             raise SyntaxErrorDetail(reason, f"却下の理由は{MAX_REASON_CHARS}文字までです。")
         return Reject(str(name), text)
 
+    def give(self, children: list[Token]) -> Give:
+        return Give(str(children[1]), str(children[2]))
+
+    def release(self, children: list[Token]) -> Release:
+        return Release(str(children[1]))
+
     def normal_body(self, children: list[Any]) -> _Body:
         _, cost, _, attack, _, durability, ability_kw, abilities, flavour = children
         del ability_kw  # present exactly when abilities are (the grammar)
@@ -376,7 +407,7 @@ def _after_magic_abilities(tail: str) -> list[str]:
 # CommandParser). The tests parse every example and check it yields its own label.
 SYNTAX_EXAMPLES: dict[str, list[str]] = {
     "命令が分かりません。カード登録所で使える命令は CARD NEW(カード 新規)、CARD PROMOTE"
-    "(カード 昇格)、APPROVE(承認)、REJECT(却下) です"
+    "(カード 昇格)、APPROVE(承認)、REJECT(却下)、GIVE(配布)、RELEASE(手放す) です"
     f"(例: {_NORMAL_EXAMPLE})。": ["こんにちは", "+1", "NEW 炎の剣"],
     f"CARD の後には NEW(新規) か PROMOTE(昇格) を書いてください(例: {_NORMAL_EXAMPLE})。": [
         "CARD",
@@ -488,6 +519,15 @@ SYNTAX_EXAMPLES: dict[str, list[str]] = {
     "(例: REJECT 炎の剣 攻撃力が高すぎます)。": ["REJECT"],
     "REJECT <カード名> の後には却下の理由を書いてください"
     "(例: REJECT 炎の剣 攻撃力が高すぎます)。": ["REJECT 炎の剣"],
+    "GIVE の後にはプレイヤーの名前とカードの名前を書いてください(例: GIVE alice 赤竜)。": [
+        "GIVE",
+        "GIVE alice",
+        "GIVE alice 赤竜 火球",
+    ],
+    "RELEASE の後には手放すカードの名前を1枚だけ書いてください(例: RELEASE 歩兵)。": [
+        "RELEASE",
+        "RELEASE 歩兵 弓兵",
+    ],
 }
 
 TERMINAL_LABELS: dict[str, str] = {
@@ -496,6 +536,8 @@ TERMINAL_LABELS: dict[str, str] = {
     "PROMOTE": "PROMOTE(昇格)",
     "APPROVE": "APPROVE(承認)",
     "REJECT": "REJECT(却下)",
+    "GIVE": "GIVE(配布)",
+    "RELEASE": "RELEASE(手放す)",
     "COST": "COST(コスト)",
     "ATK": "ATK(攻撃)",
     "DUR": "DUR(耐久)",
@@ -513,7 +555,7 @@ TERMINAL_LABELS: dict[str, str] = {
 
 # The keywords of the language: a card may not be named after one (「MAGIC」, 「コスト」).
 _KEYWORDS: tuple[str, ...] = ("CARD", "NEW", "PROMOTE", "APPROVE", "REJECT", "COST", "ATK")
-_KEYWORDS += ("DUR", "ABILITY", "MAGIC", "TEXT", "TIMING", "EFFECT")
+_KEYWORDS += ("DUR", "ABILITY", "MAGIC", "TEXT", "TIMING", "EFFECT", "GIVE", "RELEASE")
 
 
 class RegistryParser(CommandParser):
@@ -539,7 +581,7 @@ def parse(line: str) -> RegistryCommand:
     """One line into a command; raises `CommandSyntaxError` (with its column) when it is not
     one the registry can take."""
     command = PARSER.parse(line)
-    assert isinstance(command, NewCard | PromoteCard | Approve | Reject)
+    assert isinstance(command, NewCard | PromoteCard | Approve | Reject | Give | Release)
     return command
 
 

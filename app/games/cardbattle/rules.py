@@ -80,6 +80,10 @@ class CardbattleOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     pool: dict[str, CardSpec] = Field(default_factory=dict)
+    # Player name -> the pool's cards that player holds (R 規定枚数; docs/cards.md
+    # "Collections"), put in by the app when the game starts: a deck is drawn from these only.
+    # A player not named (the library alone, a bot's seat) may use the whole pool.
+    collections: dict[str, list[str]] = Field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -162,6 +166,8 @@ def setup(players: list[str], options: CardbattleOptions, rng: Rng) -> State:
     return {
         "kind": "cardbattle",
         "pool": {name: card.model_dump(mode="json") for name, card in pool.items()},
+        # Per seat, the cards its player holds, or None: the whole pool (docs/cards.md).
+        "collections": [options.collections.get(name) for name in players],
         "players": [
             {"name": name, "field": [], "magic": [], "magic_used": [], "cost_change": 0}
             for name in players
@@ -190,13 +196,35 @@ def needs_seal(state: State, command: GameCommand) -> bool | None:
 # --------------------------------------------------------------------------- decks
 
 
-def check_deck(state: State, command: Deck) -> list[CardSpec]:
+def held(state: State, seat: int) -> list[str] | None:
+    """The cards the seat's player holds (their collection when the game started), or None:
+    the whole pool. A state from before collections has none."""
+    collections = state.get("collections")
+    return collections[seat] if collections else None
+
+
+def check_deck(state: State, seat: int, command: Deck) -> list[CardSpec]:
     pool = state["pool"]
     unknown = [name for name in (*command.cards, *command.magic) if name not in pool]
     if unknown:
         raise RuleError(
             f"{'、'.join(unknown)} はこのゲームのカードプールにありません"
             "(カード一覧 /cards、承認されたカードだけが使えます)。"
+        )
+    twice = next((name for name in command.cards if command.cards.count(name) > 1), None)
+    if twice is not None:
+        raise RuleError(
+            f"{twice} が2枚あります。コレクションには同じカードは1枚なので、デッキの3枚は"
+            "別々のカードです(R 規定枚数)。"
+        )
+    holding = held(state, seat)
+    missing = [
+        n for n in (*command.cards, *command.magic) if holding is not None and n not in holding
+    ]
+    if missing:
+        raise RuleError(
+            f"{'、'.join(missing)} はあなたのコレクションにありません(デッキは持っているカード"
+            "から組みます。R 規定枚数)。"
         )
     cards = [spec(state, name) for name in command.cards]
     magic = [spec(state, name) for name in command.magic]
@@ -220,7 +248,7 @@ def check_deck(state: State, command: Deck) -> list[CardSpec]:
 
 
 def _seal_deck(state: State, seat: int, command: Deck, rng: Rng, events: Events) -> None:
-    check_deck(state, command)
+    check_deck(state, seat, command)
     step = state["step"]
     already = str(seat) in step["sealed"]
     secret.seal(step, seat, {"cards": list(command.cards), "magic": list(command.magic)})
@@ -697,11 +725,16 @@ def waiting_for(state: State) -> list[int]:
     return [seat for seat in range(PLAYERS) if seat not in state["passed"]]
 
 
-def suggested_decks(state: State) -> list[Deck]:
+def suggested_decks(state: State, seat: int) -> list[Deck]:
     """D: the sealed list offers a few decks (all 3-card decks are too many): those spending the
-    most of the 1,000, no magic; any deck of the pool may be written."""
+    most of the 1,000, no magic; any deck of the seat's collection may be written."""
+    holding = held(state, seat)
     normal = sorted(
-        (name for name, card in state["pool"].items() if card["kind"] == "normal"),
+        (
+            name
+            for name, card in state["pool"].items()
+            if card["kind"] == "normal" and (holding is None or name in holding)
+        ),
         key=lambda name: (-int(state["pool"][name]["cost"]), name),
     )
     decks = [
@@ -716,7 +749,7 @@ def suggested_decks(state: State) -> list[Deck]:
 def _candidates(state: State, seat: int) -> Iterator[GameCommand]:
     phase = state["phase"]
     if phase == "deck":
-        yield from suggested_decks(state)
+        yield from suggested_decks(state, seat)
         return
     if phase == "attack":
         yield Attack()
@@ -748,7 +781,7 @@ def default_commands(state: State, seat: int) -> list[str]:
     if seat not in waiting_for(state):
         return []
     if state["phase"] == "deck":
-        decks = suggested_decks(state)
+        decks = suggested_decks(state, seat)
         return [decks[0].canonical()] if decks else []
     if state["phase"] == "attack":
         return [Attack().canonical()]

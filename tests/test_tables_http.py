@@ -60,15 +60,19 @@ def say(user: ApiUser, thread_id: int, body: str) -> dict[str, Any]:
 
 
 def eitsuku_table(
-    client: httpx.Client, database: Database, players: int = 3, title: str = "週の卓"
+    client: httpx.Client,
+    database: Database,
+    players: int = 3,
+    title: str = "週の卓",
+    with_: tuple[ApiUser, ...] = (),
 ) -> tuple[ApiUser, list[ApiUser], dict[str, Any]]:
-    """A started えいつく (every player asked at once each week), by the API; its seed rolls
-    no 6 at set-up, so END is legal for everyone at once."""
+    """A started えいつく (every player asked at once each week), by the API, seating ``with_``
+    first; its seed rolls no 6 at set-up, so END is legal for everyone at once."""
     master = api_user(client)
     made = master.post("/api/games", {"kind": "eitsuku", "title": title, "options": {}})
     assert made.status_code == 201, made.text
     game: dict[str, Any] = made.json()
-    seated = [api_user(client) for _ in range(players)]
+    seated = [*with_, *(api_user(client) for _ in range(players - len(with_)))]
     for user in seated:
         assert say(user, game["thread_id"], "JOIN")["ok"]
     with database.session() as session:

@@ -730,6 +730,11 @@ MATRIX: dict[tuple[str, str], list[Case]] = {
             form={"action": "new"},
         )
     ],
+    # Issue #43: the caller's own tables awaiting them; one game's notices marked read.
+    ("GET", "/api/me/turns"): [Case("/api/me/turns", members(200))],
+    ("POST", "/notifications/read"): [
+        Case("/notifications/read", members(303, anonymous=303), form={"game": "none"})
+    ],
     ("POST", "/notifications/settings"): [
         Case(
             "/notifications/settings",

@@ -30,7 +30,8 @@ def test_start_tells_every_player_it_is_their_turn(session: Session) -> None:
     table = new_table(session)
     for player in table["players"]:
         assert kinds_for(session, player.id) == ["your_turn"]
-    assert kinds_for(session, table["gm"].id) == []
+    # The GM was told of each JOIN (issue #43), and of no turn.
+    assert kinds_for(session, table["gm"].id) == ["joined"] * len(table["players"])
 
 
 def test_next_week_is_a_new_turn_for_everyone(session: Session) -> None:

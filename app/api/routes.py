@@ -12,6 +12,7 @@ from app.accounts import ratelimit
 from app.accounts import users as accounts
 from app.api import schemas
 from app.api.games import post_result
+from app.api.me import router as me_router
 from app.db.models import User
 from app.forum import moderation
 from app.forum import service as forum
@@ -143,3 +144,6 @@ def unhide_post(
     post = moderation.set_hidden(session, thread_id, number, user, False)
     session.commit()
     return schemas.PostOut.of(post)
+
+
+router.include_router(me_router)  # GET /api/me/turns (app/api/me.py)

@@ -266,6 +266,8 @@ class GamePlayer(Base):
     __table_args__ = (
         UniqueConstraint("game_id", "seat", name="uq_game_players_game_seat"),
         UniqueConstraint("game_id", "user_id", name="uq_game_players_game_user"),
+        # The caller's tables awaiting them (the header's badge, /me, GET /api/me/turns).
+        Index("ix_game_players_user_waiting", "user_id", "waiting_since"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -280,6 +282,9 @@ class GamePlayer(Base):
     # A bot's seat (BOT / ボット, ``"bots": N``; docs/bots.md): no account, played by the game's
     # ``bot_lines`` as soon as the game waits for it. Kept on a bot's seat the GM kicked.
     bot: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # Since when the game waits for this seat (None: it does not), kept by
+    # app/notify/notices.after_save with every save of the game (docs/notifications.md).
+    waiting_since: Mapped[datetime | None] = mapped_column(default=None)
 
 
 class Move(Base):
@@ -365,7 +370,11 @@ class Notification(Base):
     """
 
     __tablename__ = "notifications"
-    __table_args__ = (Index("ix_notifications_user_created", "user_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_notifications_user_created", "user_id", "created_at"),
+        Index("ix_notifications_user_read", "user_id", "read_at"),
+        Index("ix_notifications_game_turn", "game_id", "turn"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
@@ -376,6 +385,11 @@ class Notification(Base):
     text: Mapped[str] = mapped_column(Text)
     url: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # A "your turn" notice's turn (app/gm/turns.notice_turn): one notice per (game, user,
+    # turn). None for the other kinds.
+    turn: Mapped[str | None] = mapped_column(String(64), default=None)
+    # When the reader marked it read on /notifications (None: unread).
+    read_at: Mapped[datetime | None] = mapped_column(default=None)
 
 
 class FeedToken(Base):

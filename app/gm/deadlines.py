@@ -95,6 +95,7 @@ def expire(session: Session, game: Game, secret: str, now: datetime) -> str:
         now=now,
     )
     store.save(session, sub, work, post=notice, sealed_id=None)
+    notify.timed_out(session, game, names, now)
     notice.body = f"{header}\n{reply.success_text(session, sub, work)}".rstrip()
     notice.board_at = reply.board_at(session, sub, work)
     bots.play_bots(session, game, impl, secret, now)  # a seated bot handed the turn plays it

@@ -88,6 +88,7 @@ def save(
     label_before = impl.turn_label(game.state) if game.state is not None else ""
     turn_before = game.turn_key
     was_over = game.status in ("finished", "aborted")
+    seated_before = {p.user_id: p.name for p in game.players if p.user_id is not None}
     if work.undone_moves:
         for undone in session.scalars(select(Move).where(Move.id.in_(work.undone_moves))):
             undone.undone = True
@@ -132,6 +133,7 @@ def save(
         finished_now=game.status == "finished" and not was_over,
         now=sub.now,
         label_before=None if work.started else label_before,
+        seated_before=seated_before,
     )
     session.flush()  # the game row's UPDATE and what else went through the session
     if game.status == "finished":  # its players' ratings (again, if an ADJUST changed it)

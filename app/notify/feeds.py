@@ -6,10 +6,11 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from feedgen.feed import FeedGenerator
-from sqlalchemy import delete, select
+from sqlalchemy import CursorResult, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from app.db.models import Board, FeedToken, Game, Notification, Post, Thread, User, utcnow
@@ -83,6 +84,63 @@ def notifications_for(session: Session, user: User, limit: int = ENTRIES) -> lis
             .limit(limit)
         )
     )
+
+
+@dataclass
+class NoticeGroup:
+    """The notices of one game on /notifications, newest first, and how many are unread
+    (``game`` None: notices of no game)."""
+
+    game_id: int | None
+    title: str
+    notices: list[Notification] = field(default_factory=list)
+    unread: int = 0
+
+
+def notification_groups(session: Session, user: User, limit: int = 100) -> list[NoticeGroup]:
+    """The user's newest ``limit`` notices grouped by game, the group with the newest notice
+    first; each group's unread count covers all its unread notices, not only those shown.
+    Two queries: the notices with their games' titles, the unread counts."""
+    rows = session.execute(
+        select(Notification, Game.title)
+        .outerjoin(Game, Game.id == Notification.game_id)
+        .where(Notification.user_id == user.id)
+        .order_by(Notification.created_at.desc(), Notification.id.desc())
+        .limit(limit)
+    ).all()
+    unread: dict[int | None, int] = {
+        game_id: count
+        for game_id, count in session.execute(
+            select(Notification.game_id, func.count())
+            .where(Notification.user_id == user.id, Notification.read_at.is_(None))
+            .group_by(Notification.game_id)
+        )
+    }
+    groups: dict[int | None, NoticeGroup] = {}
+    for note, title in rows:
+        group = groups.get(note.game_id)
+        if group is None:
+            group = groups[note.game_id] = NoticeGroup(
+                note.game_id, title or "", unread=unread.get(note.game_id, 0)
+            )
+        group.notices.append(note)
+    return list(groups.values())
+
+
+def mark_read(
+    session: Session, user: User, game_id: int | None, now: datetime | None = None
+) -> int:
+    """The user's unread notices of one game (None: of no game) marked read; returns how
+    many. Nobody else's notices are touched."""
+    query = update(Notification).where(
+        Notification.user_id == user.id, Notification.read_at.is_(None)
+    )
+    query = query.where(
+        Notification.game_id.is_(None) if game_id is None else Notification.game_id == game_id
+    )
+    result = session.execute(query.values(read_at=now or utcnow()))
+    assert isinstance(result, CursorResult)
+    return result.rowcount
 
 
 def _feed(feed_id: str, title: str, link: str, updated: datetime) -> FeedGenerator:

@@ -1,5 +1,7 @@
-"""Notifications: "your turn", "deadline in 6 hours", "game over" — one row per user and event,
-written in the same transaction as the move that caused it."""
+"""Notifications: "your turn", "deadline in 6 hours", "game over", and the GM's "someone joined
+or left", "a seat timed out" — one row per user and event, written in the same transaction as
+the move that caused it. Also kept here, with every save: since when each seat is waited for
+(``game_players.waiting_since``), which the header's badge, /me and GET /api/me/turns read."""
 
 from __future__ import annotations
 
@@ -17,6 +19,19 @@ from app.notify import delivery
 
 DEADLINE_WARNING = timedelta(hours=6)
 
+# Kinds whose ``turn_key`` moves within what players call one turn: 掲示板進行カードゲーム's key
+# changes with every 魔法の宣言 window (each restarts the deadline), its 手番 is ``turn``.
+_TURN_OF_KIND = {
+    "cardbattle": lambda state: "deck" if state["phase"] == "deck" else f"turn{state['turn']}",
+}
+
+
+def notice_turn(impl: GameImpl, state: State) -> str:
+    """The turn a "your turn" notice is for: a seat is told once per (game, user, turn).
+    The game's ``turn_key``, or, for a kind whose key moves within a turn, that turn."""
+    of_kind = _TURN_OF_KIND.get(impl.kind)
+    return (of_kind(state) if of_kind is not None else impl.turn_key(state))[:64]
+
 
 def waiting_seats(impl: GameImpl, game: Game, state: State | None) -> set[int]:
     if state is None or game.status != "active" or game.paused:
@@ -29,10 +44,16 @@ def _seat_users(game: Game) -> dict[int, GamePlayer]:
 
 
 def add_all(
-    session: Session, game: Game, notices: list[tuple[int, str, str]], now: datetime
+    session: Session,
+    game: Game,
+    notices: list[tuple[int, str, str]],
+    now: datetime,
+    *,
+    turn: str | None = None,
 ) -> None:
     """One notification per (user id, kind, text), and their deliveries (``delivery.queue``
-    reads the users' delivery settings): one INSERT of every row, in the move's transaction."""
+    reads the users' delivery settings): one INSERT of every row, in the move's transaction.
+    ``turn``: the "your turn" notices' turn (``notice_turn``)."""
     if not notices:
         return
     rows: list[dict[str, Any]] = [
@@ -43,6 +64,8 @@ def add_all(
             "text": text,
             "url": f"/games/{game.id}",
             "created_at": now,
+            "turn": turn,
+            "read_at": None,
         }
         for user_id, kind, text in notices
     ]
@@ -66,15 +89,24 @@ def after_save(
     finished_now: bool,
     now: datetime,
     label_before: str | None = None,
+    seated_before: dict[int, str] | None = None,
 ) -> None:
     """Called once the game row holds its new state. One "your turn" notice a turn: a seat
     the game waited for before this post and still waits for is told again only when a new
     turn in words begins (第2週; ``label_before`` is the turn in words before the post) — not
     each time the game's inner step moves on while both players of a window are asked, or a
     turn goes on over several steps. A seat ``handed_over`` to another player (REPLACE, a
-    kicked seat given back) is told if the game waits for it, as a seat newly waited for."""
+    kicked seat given back) is told if the game waits for it, as a seat newly waited for.
+    Whoever is to be told is told once per (game, user, ``notice_turn``): a seat asked again
+    within the same turn (a 魔法の宣言 window reopened by a MAGIC) is not told again.
+
+    ``seated_before`` (user id → name, the seats before the post): while the game recruits,
+    its GM is told who joined or left."""
     seats = _seat_users(game)
+    if seated_before is not None:
+        _tell_gm_seats(session, game, seated_before, now)
     if finished_now:
+        _keep_waiting_since(game, set(), set(), now)
         users = {p.user_id for p in seats.values()} | ({game.gm_id} if game.gm_id else set())
         text = f"「{game.title}」が終わりました。"
         over = [(user_id, "game_over", text) for user_id in sorted(u for u in users if u)]
@@ -89,6 +121,27 @@ def after_save(
         if new_turn
         else (waiting_after - waiting_before) | (waiting_after & handed_over)
     )
+    _keep_waiting_since(game, waiting_after, fresh, now)
+    if not fresh or game.state is None:
+        return
+    turn_key = notice_turn(impl, game.state)
+    wanted = {
+        player.user_id
+        for seat in fresh
+        if (player := seats.get(seat)) is not None and player.user_id is not None
+    }
+    if not wanted:
+        return
+    told = set(
+        session.scalars(
+            select(Notification.user_id).where(
+                Notification.game_id == game.id,
+                Notification.kind == "your_turn",
+                Notification.turn == turn_key,
+                Notification.user_id.in_(wanted),
+            )
+        )
+    )
     turn = (
         f"「{game.title}」であなたの手番です（{label}）。"
         if label
@@ -97,13 +150,54 @@ def after_save(
     add_all(
         session,
         game,
-        [
-            (player.user_id, "your_turn", turn)
-            for seat in sorted(fresh)
-            if (player := seats.get(seat)) is not None and player.user_id is not None
-        ],
+        [(user_id, "your_turn", turn) for user_id in sorted(wanted - told)],
         now,
+        turn=turn_key,
     )
+
+
+def _keep_waiting_since(game: Game, waiting: set[int], fresh: set[int], now: datetime) -> None:
+    """Each seat's ``waiting_since``: now for a seat newly asked (or asked for a new turn),
+    kept while the game goes on waiting for it, None once it does not (or the seat is
+    kicked: the bot plays it)."""
+    for player in game.players:
+        if player.seat not in waiting or player.kicked or player.user_id is None:
+            since = None
+        elif player.seat in fresh or player.waiting_since is None:
+            since = now
+        else:
+            continue
+        if player.waiting_since != since:
+            player.waiting_since = since
+
+
+def _tell_gm_seats(
+    session: Session, game: Game, seated_before: dict[int, str], now: datetime
+) -> None:
+    """While the game recruits: its GM told who JOINed and who LEFT (not of their own JOIN)."""
+    if game.gm_id is None or game.status != "recruiting":
+        return
+    after = {p.user_id: p.name for p in game.players if p.user_id is not None}
+    count = len(game.players)
+    notes = [
+        (game.gm_id, "joined", f"「{game.title}」に {name} さんが参加しました（{count}人）。")
+        for user_id, name in after.items()
+        if user_id not in seated_before and user_id != game.gm_id
+    ] + [
+        (game.gm_id, "left", f"「{game.title}」から {name} さんが抜けました（{count}人）。")
+        for user_id, name in seated_before.items()
+        if user_id not in after and user_id != game.gm_id
+    ]
+    add_all(session, game, notes, now)
+
+
+def timed_out(session: Session, game: Game, names: list[str], now: datetime) -> None:
+    """The GM told that a deadline passed and the bot played these seats' default moves."""
+    if game.gm_id is None or not names:
+        return
+    who = "、".join(names)
+    text = f"「{game.title}」の期限が過ぎ、{who} さんの手をボットが既定の手で進めました。"
+    add_all(session, game, [(game.gm_id, "timed_out", text)], now)
 
 
 def warn_deadlines(session: Session, now: datetime) -> int:

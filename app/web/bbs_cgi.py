@@ -37,6 +37,7 @@ from app.db.models import Post, Thread, User
 from app.errors import Invalid, NotFound, ServiceError, Unauthorized
 from app.forum import service as forum
 from app.gm import service as gm
+from app.gm import turns
 from app.i18n import N_
 from app.web import deps
 from app.web.common import CSRF_MESSAGE, redirect, render
@@ -246,6 +247,7 @@ def _me(
     error: str | None = None,
 ) -> Response:
     passwords = accounts.list_app_passwords(session, user)
+    tables = turns.my_tables(session, user.id)
     session.commit()
     return render(
         request,
@@ -256,6 +258,7 @@ def _me(
         made=made,
         error=error,
         bbs_url=str(request.base_url).rstrip("/"),
+        tables=tables,
     )
 
 

@@ -16,6 +16,7 @@ from app.db.models import Game, Post, User
 from app.forum import moderation
 from app.forum import service as forum
 from app.gm import service as gm
+from app.gm import turns
 from app.i18n import N_
 from app.web import deps, http_cache, thread_cache
 
@@ -70,6 +71,7 @@ def game_panel(session: Session, game: Game, user: User | None) -> dict[str, Any
         "sealed_legal": sealed_legal,
         "examples": gm.example_lines(game, user),
         "impl": gm.game_impl(game.kind),
+        "waiting": turns.waiting_words(game),  # the status line: 手番待ち / 未提出
     }
 
 

@@ -16,6 +16,7 @@ from app.config import Settings
 from app.db.engine import Database
 from app.db.models import User
 from app.errors import Unauthorized
+from app.gm import turns
 from app.web.headers import CSRF_COOKIE
 
 SESSION_COOKIE = "bbsgm_session"
@@ -94,8 +95,16 @@ def _signed_in(session: Session, token: str, kind: str) -> User | None:
 
 
 def cookie_user(request: Request, session: SessionDep) -> User | None:
+    """The page's viewer; for a signed-in one, also the header's counts (tables awaiting
+    them, unread notices: ``turns.header_counts``, one SELECT) in the sign-in's read."""
     token = request.cookies.get(SESSION_COOKIE, "")
-    return _signed_in(session, token, "session") if token else None
+    if not token:
+        return None
+    user = accounts.user_for_token(session, token, "session")
+    if user is not None:
+        request.state.header_counts = turns.header_counts(session, user.id)
+    session.commit()  # a read only, ended here (as _signed_in)
+    return user
 
 
 LOGIN_NEEDED = "ログインが必要です（Authorization: Bearer <token>）。"

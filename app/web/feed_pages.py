@@ -76,7 +76,7 @@ def _notifications(
     request: Request, session: Session, user: User, status: int = 200, **extra: Any
 ) -> Response:
     context: dict[str, Any] = {
-        "items": feeds.notifications_for(session, user, 100),
+        "groups": feeds.notification_groups(session, user),
         "has_feed": feeds.has_feed(session, user),
         "feed_url": None,
         "webhooks": delivery.list_webhooks(session, user),

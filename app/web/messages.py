@@ -123,6 +123,10 @@ SERVICE_MESSAGES: tuple[str, ...] = (
     N_("スキルのドラフト"),
     N_("リソースの配分"),
     N_("「%(title)s」の手番の期限まであと6時間を切りました。"),
+    # ... and the GM's (issue #43)
+    N_("「%(title)s」に %(name)s さんが参加しました（%(count)s人）。"),
+    N_("「%(title)s」から %(name)s さんが抜けました（%(count)s人）。"),
+    N_("「%(title)s」の期限が過ぎ、%(names)s さんの手をボットが既定の手で進めました。"),
     # app/web/archive_pages.py: the 2ch-style files' addresses
     N_("スレッド %(id)s はこの板にありません。"),
     # app/archive/listing.py: the archive's filters and sort orders, and their errors

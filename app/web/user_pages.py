@@ -1,11 +1,12 @@
 """A player's page (``/users/{name}``) and the ranking of a game kind (``/ratings/{kind}``),
-each with its JSON twin under /api (docs/ratings.md, docs/api.md)."""
+each with its JSON twin under /api (docs/ratings.md, docs/api.md); and marking one game's
+notices read on /notifications (docs/notifications.md)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request, Response
+from fastapi import APIRouter, Form, Path, Request, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -14,13 +15,18 @@ from app.archive import players
 from app.db.models import User
 from app.gm import ratings
 from app.gm import service as gm
+from app.i18n import N_
+from app.notify import feeds
+from app.web import deps
 from app.web.card_pages import STATUS_LABELS
-from app.web.common import render
+from app.web.common import CSRF_MESSAGE, redirect, render
 from app.web.deps import PageUser, SessionDep
 
 router = APIRouter(include_in_schema=False)
 api_router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 UserName = Annotated[str, Path(max_length=200)]
+FormText = Annotated[str, Form(max_length=200)]
+NO_SUCH_GROUP = N_("既読にするゲームの指定が正しくありません。")
 KindName = Annotated[str, Path(max_length=64)]
 
 
@@ -76,3 +82,28 @@ def ratings_json(kind: KindName, session: SessionDep) -> dict[str, Any]:
         "kind": key,
         "ranking": [{"name": name, **row.to_json()} for row, name in rows],
     }
+
+
+@router.post("/notifications/read")
+def mark_read(
+    request: Request,
+    session: SessionDep,
+    user: PageUser,
+    game: FormText = "",
+    csrf_token: FormText = "",
+) -> Response:
+    """One game's notices marked read (``game`` its id, or ``none``: notices of no game),
+    back to that game's group on /notifications."""
+    if user is None:
+        return redirect("/login?next=/notifications")
+    if not deps.csrf_ok(request, csrf_token):
+        return render(request, "error.html", user, 403, status=403, message=CSRF_MESSAGE)
+    if game == "none":
+        game_id = None
+    elif game.isdecimal() and game.isascii() and len(game) < 10:
+        game_id = int(game)
+    else:
+        return render(request, "error.html", user, 422, status=422, message=NO_SUCH_GROUP)
+    feeds.mark_read(session, user, game_id)
+    session.commit()
+    return redirect(f"/notifications#notices-{game_id if game_id is not None else 'none'}")

@@ -8,7 +8,7 @@ registry's, not the table's. No rows are written here: an account's starter card
 its first need.
 
 Revision ID: 0021_card_collections
-Revises: 0019_ratings
+Revises: 0020_bot_seats
 """
 
 from __future__ import annotations

@@ -234,7 +234,7 @@ def test_one_your_turn_per_turn_not_per_magic_window_in_a_real_cardbattle(
         assert say(user, tid, "参加")["ok"]
     assert say(master, tid, "開始")["ok"]
     note_turns()
-    deck = "DECK 歩兵 幻獣ゴブリン 弓兵 MAGIC 火花 勇気の旗 妖精のいたずら"  # the starter pool's
+    deck = "DECK 歩兵 見習い騎士 弓兵 MAGIC 火花"  # a new account's starter cards
     for user in players:
         assert user.post(f"/api/games/{gid}/sealed", {"body": deck}).json()["sealed"]["ok"]
         note_turns()

@@ -1,0 +1,179 @@
+"""Issue #40, one definition of a secret move (app/gm/secrecy.py, docs/security.md "Secret
+moves"): a move the rules sealed is secret whoever sent it. The bot's sealed lines for a
+KICKed seat and for a seat past its deadline (ポピュラス `PICK <skill>`: a face-down skill for the
+whole game) read （封印） to everyone but the seat's player and the GM on every surface that shows
+moves — the moves API, the log page, the replay page, the export, webhook payloads — exactly as
+a player's own sealed PICK does; the seat's player (and the GM) still read it."""
+
+from __future__ import annotations
+
+import html
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from app.config import Settings
+from app.db.engine import Database
+from app.db.models import Game, Move, utcnow
+from app.gm import deadlines
+from app.notify.delivery import deliver_due
+from tests.conftest import ApiUser, api_user
+from tests.test_delivery import Receiver
+from tests.test_populous_secrets import _session_cookie
+
+
+@pytest.fixture
+def receiver() -> Any:
+    r = Receiver()
+    yield r
+    r.close()
+
+
+def _post(user: ApiUser, thread_id: int, body: str) -> None:
+    reply = user.post(f"/api/threads/{thread_id}/posts", {"body": body}).json()
+    assert reply["replies"][0]["ok"], (body, reply)
+
+
+def _seal(user: ApiUser, game_id: int, body: str) -> None:
+    answer = user.post(f"/api/games/{game_id}/sealed", {"body": body})
+    assert answer.status_code in (200, 201), answer.text
+
+
+@pytest.fixture
+def draft(
+    client: httpx.Client, database: Database, settings: Settings, receiver: Receiver
+) -> dict[str, Any]:
+    """A ポピュラス game in its draft: seat 3 KICKed (the bot picks for it), seat 2 late (the
+    bot picks at the deadline), seat 1 picks by a sealed command of its own."""
+    master = api_user(client)
+    players = [api_user(client) for _ in range(3)]
+    made = master.post("/api/games", {"kind": "populous", "title": "封印の卓"}).json()
+    gid, tid = made["id"], made["thread_id"]
+    for user in players:
+        _post(user, tid, "JOIN")
+    _post(master, tid, "DEADLINE 24")
+    _post(master, tid, "START")
+    by_name = {user.name: user for user in players}
+    for _ in range(60):
+        view = client.get(f"/api/games/{gid}").json()["view"]
+        if view["phase"] != "race":
+            break
+        user = by_name[view["waiting_for"][0]]
+        _post(user, tid, user.get(f"/api/games/{gid}/legal").json()["commands"][0])
+    assert client.get(f"/api/games/{gid}").json()["view"]["phase"] == "draft"
+    first, late, kicked = players
+    for user in (first, late):  # the webhooks of two seated players
+        assert user.post("/api/me/webhooks", {"url": receiver.url}).status_code == 201
+    _post(master, tid, f"KICK {kicked.name}")
+    _seal(first, gid, first.get(f"/api/games/{gid}/legal").json()["sealed"][0])
+    later = utcnow() + timedelta(hours=25)
+    assert gid in deadlines.tick(database, settings.resolved_secret_key(), now=later)
+    deliver_due(database, settings, now=later + timedelta(minutes=1))
+    with database.session() as session:
+        game = session.get(Game, gid)
+        assert game is not None and game.status == "active"
+        moves = list(session.scalars(select(Move).where(Move.game_id == gid).order_by(Move.seq)))
+        picks = {
+            seat: [m.command for m in moves if m.actor_seat == seat and m.command.startswith("PICK")]
+            for seat in range(3)
+        }
+        bot = {m.actor_seat for m in moves if m.by_bot and m.sealed}
+    assert picks[0] and picks[1] and picks[2], picks
+    assert bot == {1, 2}, "the bot picked sealed for the late seat and the kicked one"
+    cookies = {u.name: _session_cookie(database, u.name) for u in [master, *players]}
+    return {
+        "gid": gid,
+        "tid": tid,
+        "master": master,
+        "first": first,
+        "late": late,
+        "kicked": kicked,
+        "stranger": api_user(client),
+        "picks": picks,
+        "cookies": cookies,
+        "hooks": receiver,
+    }
+
+
+def _moves_text(client: httpx.Client, gid: int, user: ApiUser | None) -> str:
+    moves = (user.get if user else client.get)(f"/api/games/{gid}/moves").json()
+    return "\n".join(m["command"] for m in moves)
+
+
+def _page(client: httpx.Client, url: str, cookie: str | None) -> str:
+    client.cookies.clear()
+    reply = client.get(url, headers={"cookie": f"bbsgm_session={cookie}"} if cookie else {})
+    assert reply.status_code == 200, (url, reply.status_code)
+    return html.unescape(reply.text)
+
+
+def _seen(text: str, lines: list[str]) -> bool:
+    return any(line in text for line in lines)
+
+
+def test_a_kicked_and_a_late_seats_bot_picks_are_sealed_on_the_moves_api(
+    client: httpx.Client, draft: dict[str, Any]
+) -> None:
+    gid, picks = draft["gid"], draft["picks"]
+    readers = {
+        "anonymous": None,
+        "stranger": draft["stranger"],
+        "first": draft["first"],
+        "late": draft["late"],
+        "kicked": draft["kicked"],
+        "gm": draft["master"],
+    }
+    shown = {role: _moves_text(client, gid, user) for role, user in readers.items()}
+    assert "（封印）" in shown["anonymous"]
+    # The late seat's PICK: its player and the GM only.
+    assert {r for r, t in shown.items() if _seen(t, picks[1])} == {"late", "gm"}
+    # The kicked seat is nobody's: the GM only (its old player reads it as a stranger).
+    assert {r for r, t in shown.items() if _seen(t, picks[2])} == {"gm"}
+    # A player's own sealed PICK, as before.
+    assert {r for r, t in shown.items() if _seen(t, picks[0])} == {"first", "gm"}
+
+
+def test_the_bots_picks_are_sealed_on_the_log_and_replay_pages(
+    client: httpx.Client, draft: dict[str, Any]
+) -> None:
+    gid, picks, cookies = draft["gid"], draft["picks"], draft["cookies"]
+    roles = {
+        "anonymous": None,
+        "first": cookies[draft["first"].name],
+        "late": cookies[draft["late"].name],
+        "kicked": cookies[draft["kicked"].name],
+        "gm": cookies[draft["master"].name],
+    }
+    for url in (f"/games/{gid}/log", f"/games/{gid}/replay"):
+        pages = {role: _page(client, url, cookie) for role, cookie in roles.items()}
+        assert "（封印）" in pages["anonymous"], url
+        assert {r for r, t in pages.items() if _seen(t, picks[1])} == {"late", "gm"}, url
+        assert {r for r, t in pages.items() if _seen(t, picks[2])} == {"gm"}, url
+
+
+def test_the_bots_picks_are_sealed_in_the_export_and_webhook_payloads(
+    client: httpx.Client, draft: dict[str, Any]
+) -> None:
+    gid, picks = draft["gid"], draft["picks"]
+    record = client.get(f"/api/games/{gid}/export").json()
+    bot_moves = [m for m in record["moves"] if m["by_bot"] and m["sealed"]]
+    assert bot_moves and all(m["command"] == "（封印）" for m in bot_moves)
+    bodies = draft["hooks"].bodies
+    recent = [b["content"] for b in bodies if "最近の手:" in b["content"]]
+    assert recent, "a webhook named the recent moves"
+    assert any("（封印）" in text for text in recent)
+    everyone = picks[0] + picks[1] + picks[2]
+    assert not [text for text in recent if _seen(text, everyone)]
+
+
+def test_every_pick_is_read_by_all_once_the_game_is_over(
+    client: httpx.Client, draft: dict[str, Any]
+) -> None:
+    """The epilogue publishes every sealed line: from the end nobody reads （封印）."""
+    _post(draft["master"], draft["tid"], "ABORT")
+    text = _moves_text(client, draft["gid"], None)
+    assert "（封印）" not in text
+    assert all(line in text for seat in range(3) for line in draft["picks"][seat])

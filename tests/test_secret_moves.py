@@ -13,14 +13,13 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select
 
 from app.config import Settings
 from app.db.engine import Database
-from app.db.models import Game, Move, utcnow
-from app.gm import deadlines
+from app.db.models import utcnow
 from app.notify.delivery import deliver_due
 from tests.conftest import ApiUser, api_user
+from tests.support.secret_moves import populous_with_bot_picks, post
 from tests.test_delivery import Receiver
 from tests.test_populous_secrets import _session_cookie
 
@@ -32,57 +31,23 @@ def receiver() -> Any:
     r.close()
 
 
-def _post(user: ApiUser, thread_id: int, body: str) -> None:
-    reply = user.post(f"/api/threads/{thread_id}/posts", {"body": body}).json()
-    assert reply["replies"][0]["ok"], (body, reply)
-
-
-def _seal(user: ApiUser, game_id: int, body: str) -> None:
-    answer = user.post(f"/api/games/{game_id}/sealed", {"body": body})
-    assert answer.status_code in (200, 201), answer.text
-
-
 @pytest.fixture
 def draft(
     client: httpx.Client, database: Database, settings: Settings, receiver: Receiver
 ) -> dict[str, Any]:
     """A ポピュラス game in its draft: seat 3 KICKed (the bot picks for it), seat 2 late (the
-    bot picks at the deadline), seat 1 picks by a sealed command of its own."""
+    bot picks at the deadline), seat 1 picks by a sealed command of its own; seats 1 and 2
+    have webhooks."""
     master = api_user(client)
     players = [api_user(client) for _ in range(3)]
-    made = master.post("/api/games", {"kind": "populous", "title": "封印の卓"}).json()
-    gid, tid = made["id"], made["thread_id"]
-    for user in players:
-        _post(user, tid, "JOIN")
-    _post(master, tid, "DEADLINE 24")
-    _post(master, tid, "START")
-    by_name = {user.name: user for user in players}
-    for _ in range(60):
-        view = client.get(f"/api/games/{gid}").json()["view"]
-        if view["phase"] != "race":
-            break
-        user = by_name[view["waiting_for"][0]]
-        _post(user, tid, user.get(f"/api/games/{gid}/legal").json()["commands"][0])
-    assert client.get(f"/api/games/{gid}").json()["view"]["phase"] == "draft"
-    first, late, kicked = players
-    for user in (first, late):  # the webhooks of two seated players
+    for user in players[:2]:
         assert user.post("/api/me/webhooks", {"url": receiver.url}).status_code == 201
-    _post(master, tid, f"KICK {kicked.name}")
-    _seal(first, gid, first.get(f"/api/games/{gid}/legal").json()["sealed"][0])
-    later = utcnow() + timedelta(hours=25)
-    assert gid in deadlines.tick(database, settings.resolved_secret_key(), now=later)
-    deliver_due(database, settings, now=later + timedelta(minutes=1))
-    with database.session() as session:
-        game = session.get(Game, gid)
-        assert game is not None and game.status == "active"
-        moves = list(session.scalars(select(Move).where(Move.game_id == gid).order_by(Move.seq)))
-        picks = {
-            seat: [m.command for m in moves if m.actor_seat == seat and m.command.startswith("PICK")]
-            for seat in range(3)
-        }
-        bot = {m.actor_seat for m in moves if m.by_bot and m.sealed}
-    assert picks[0] and picks[1] and picks[2], picks
-    assert bot == {1, 2}, "the bot picked sealed for the late seat and the kicked one"
+    game = populous_with_bot_picks(
+        client, database, settings.resolved_secret_key(), master, players, "封印の卓"
+    )
+    deliver_due(database, settings, now=utcnow() + timedelta(hours=26))
+    first, late, kicked = players
+    gid, tid, picks = game.game_id, game.thread_id, game.picks
     cookies = {u.name: _session_cookie(database, u.name) for u in [master, *players]}
     return {
         "gid": gid,
@@ -173,7 +138,7 @@ def test_every_pick_is_read_by_all_once_the_game_is_over(
     client: httpx.Client, draft: dict[str, Any]
 ) -> None:
     """The epilogue publishes every sealed line: from the end nobody reads （封印）."""
-    _post(draft["master"], draft["tid"], "ABORT")
+    post(draft["master"], draft["tid"], "ABORT")
     text = _moves_text(client, draft["gid"], None)
     assert "（封印）" not in text
     assert all(line in text for seat in range(3) for line in draft["picks"][seat])

@@ -142,3 +142,28 @@ def test_every_pick_is_read_by_all_once_the_game_is_over(
     text = _moves_text(client, draft["gid"], None)
     assert "（封印）" not in text
     assert all(line in text for seat in range(3) for line in draft["picks"][seat])
+
+
+def test_cardbattle_decks_sealed_by_a_player_and_by_the_bot_for_a_kicked_seat(
+    client: httpx.Client,
+) -> None:
+    """掲示板進行カードゲーム's DECK is sealed until both are in: the player's own, and the one
+    the bot builds for a KICKed seat, read （封印） to everyone but the seat's player and the GM."""
+    master, first, second, stranger = (api_user(client) for _ in range(4))
+    made = master.post("/api/games", {"kind": "cardbattle", "title": "封印の山"}).json()
+    for user in (first, second):
+        post(user, made["thread_id"], "JOIN")
+    post(master, made["thread_id"], "START")
+    deck = "DECK 歩兵 見習い騎士 弓兵 MAGIC 火花"
+    sealed = first.post(f"/api/games/{made['id']}/sealed", {"body": deck}).json()
+    assert sealed["sealed"]["ok"], sealed
+    post(master, made["thread_id"], f"KICK {second.name}")
+    moves = master.get(f"/api/games/{made['id']}/moves").json()
+    decks = {m["actor"]: m["command"] for m in moves if m["command"].startswith("DECK")}
+    assert set(decks) == {first.name, second.name}, moves  # the bot built the kicked seat's
+    shown = {
+        role: _moves_text(client, made["id"], user)
+        for role, user in (("anonymous", None), ("stranger", stranger), ("first", first))
+    }
+    assert decks[first.name] in shown["first"] and decks[second.name] not in shown["first"]
+    assert not _seen(shown["anonymous"] + shown["stranger"], list(decks.values()))

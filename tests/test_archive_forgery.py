@@ -126,6 +126,14 @@ def test_a_ranking_line_added_to_the_closing_post_is_named(genuine: dict[str, An
     assert ok is False and added in message
 
 
+def test_a_closing_post_without_its_ranking_is_named(genuine: dict[str, Any]) -> None:
+    data = copy.deepcopy(genuine)
+    closing = next(p for p in posts(data) if RANKING_HEADER in p["body"])
+    closing["body"] = closing["body"].split(RANKING_HEADER, 1)[0].rstrip() or ">>1"
+    ok, message = bot_check(data)
+    assert ok is False and "【最終結果】" in message
+
+
 def test_another_revealed_seed_is_named(genuine: dict[str, Any]) -> None:
     data = copy.deepcopy(genuine)
     closing = next(p for p in posts(data) if f"乱数の種: {data['seed']}" in p["body"])

@@ -362,6 +362,11 @@ def _check_closing(
             if revealed != record.seed:
                 problems.append(f"{post.number}番: 公開された種 {revealed} が記録の種と違います")
     if not closing:
+        hidden = any(p.kind == "gm" and p.hidden for p in posts.values())
+        everything = [(a.seat - 1, a.delta) for a in record.adjustments]
+        result = adjusted_result(impl, state, record.status, record.players_at_start, everything)
+        if ranking_lines(result, impl) and not hidden:  # (a hidden ★GM post may have been it)
+            problems.append("最終結果の書き込み（【最終結果】）がスレッドにありません")
         return
     if len(closing) > 1:
         numbers = "、".join(f"{p.number}番" for p in closing)

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from app.config import Settings
+from app.config import Settings, get_settings
 from app.db import migrate
 from app.db.engine import Database
 from app.db.models import Game, Post, SealedCommand
@@ -28,6 +28,7 @@ from app.games.eitsuku import Eitsuku
 from app.games.eitsuku.commands import Draw
 from app.gm.service import ensure_game_boards
 from app.gm.submission import UNREADABLE
+from app.gm.text import text_environment
 from tests.conftest import LiveServer, api_user
 
 
@@ -72,8 +73,13 @@ def bugged_server(
     own = settings.model_copy(
         update={"database_url": f"sqlite:///{where / 'bbsgm.db'}", "templates_dir": templates}
     )
+    # The bot's text templates are read where the settings of the environment say
+    # (BBSGM_TEMPLATES_DIR), through settings and a template environment each made once:
+    # both made again here (the same files for every real kind), and again after.
     environment = pytest.MonkeyPatch()
-    environment.setenv("BBSGM_TEMPLATES_DIR", str(templates))  # the bot's text templates
+    environment.setenv("BBSGM_TEMPLATES_DIR", str(templates))
+    get_settings.cache_clear()
+    text_environment.cache_clear()
     database = Database(own.database_url)
     migrate.upgrade(own, database.engine)
     with database.session() as session:
@@ -87,6 +93,8 @@ def bugged_server(
         server.stop()
         database.dispose()
         environment.undo()
+        get_settings.cache_clear()
+        text_environment.cache_clear()
         del GAMES[Bugged.kind]
 
 

@@ -39,9 +39,10 @@ def genuine(database: Database) -> dict[str, Any]:
 
 
 def bot_check(data: dict[str, Any]) -> tuple[bool | None, str]:
+    """The check's verdict, and its message with the report's lines (which post, what differs)."""
     report = verify(records.parse_record(data))
     found = next(c for c in report.checks if c.name == BOT_POSTS)
-    return found.ok, found.message
+    return found.ok, "\n".join([found.message, *report.mismatches])
 
 
 def posts(data: dict[str, Any]) -> list[dict[str, Any]]:

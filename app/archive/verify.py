@@ -257,7 +257,7 @@ def _check_bot_posts(record: GameRecord, impl: GameImpl, state: State, report: R
     if record.thread is None:
         report.add(BOT_POSTS, None, "記録にスレッドがありません。")
         return
-    problems: list[str] = []
+    before = len(report.mismatches)
     posts = {post.number: post for post in record.thread.posts}
     answered: dict[int, int] = {}
     notices: dict[str, int] = {}
@@ -267,22 +267,24 @@ def _check_bot_posts(record: GameRecord, impl: GameImpl, state: State, report: R
     for post in sorted(record.thread.posts, key=lambda p: p.number):
         if post.kind != "gm":
             if post.author == BOT_NAME:
-                problems.append(
-                    f"{post.number}番: {BOT_NAME} の名前ですが、ボットの書き込みではありません"
+                report.mismatches.append(
+                    f"{post.number}番: ★GM の名前ですが、ボットの書き込みではありません"
                 )
             continue
         if post.author != BOT_NAME:
-            problems.append(f"{post.number}番: ★GM の書き込みですが、名前が {post.author} です")
+            report.mismatches.append(
+                f"{post.number}番: ★GM の書き込みですが、名前が {post.author} です"
+            )
             continue
         if post.reply_to is not None:
             asked = posts.get(post.reply_to)
             if asked is None or asked.kind != "command" or post.number != post.reply_to + 1:
-                problems.append(
+                report.mismatches.append(
                     f"{post.number}番: >>{post.reply_to} への★GM の返信ですが、ボットは"
                     "命令の書き込みのすぐ次にだけ返信します"
                 )
             elif not post.hidden and not post.body.startswith(f">>{post.reply_to}"):
-                problems.append(
+                report.mismatches.append(
                     f"{post.number}番: ボットの返信の先頭に >>{post.reply_to} がありません"
                 )
             answered[post.reply_to] = post.number
@@ -294,18 +296,18 @@ def _check_bot_posts(record: GameRecord, impl: GameImpl, state: State, report: R
         if notice is not None and notices.get(notice.group(1), 0) > 0:
             notices[notice.group(1)] -= 1
         elif not first.startswith(DEADLINE_HEADERS):
-            problems.append(
+            report.mismatches.append(
                 f"{post.number}番: ★GM の書き込みですが、ボットの返信・封印の知らせ・期限の"
                 f"知らせのどれでもありません（「{first[:40]}」）"
             )
     for post in record.thread.posts:
         if post.kind == "command" and post.number not in answered:
-            problems.append(f"{post.number}番: 命令の書き込みにボットの返信がありません")
-    _check_moves_said(record, posts, answered, problems)
-    _check_closing(record, impl, state, posts, problems)
-    if problems:
-        more = f" ほか{len(problems) - 5}件" if len(problems) > 5 else ""
-        report.add(BOT_POSTS, False, " / ".join(problems[:5]) + more)
+            report.mismatches.append(f"{post.number}番: 命令の書き込みにボットの返信がありません")
+    _check_moves_said(record, posts, answered, report)
+    _check_closing(record, impl, state, posts, report)
+    count = len(report.mismatches) - before
+    if count:
+        report.add(BOT_POSTS, False, f"{count}件、手から再計算したボットの書き込みと違います")
     else:
         report.add(BOT_POSTS, True, "返信・知らせ・最終結果はすべて手から再計算したとおり")
 
@@ -314,7 +316,7 @@ def _check_moves_said(
     record: GameRecord,
     posts: dict[int, PostRecord],
     answered: dict[int, int],
-    problems: list[str],
+    report: Report,
 ) -> None:
     """Each move as the bot said it, in the post that answered the move's post (or in the
     bot's own post that made it: a deadline's)."""
@@ -327,7 +329,7 @@ def _check_moves_said(
             continue
         shown = SEALED if move.sealed else move.command
         if f"✔ {shown}" not in said.body and f": {shown}" not in said.body:
-            problems.append(
+            report.mismatches.append(
                 f"{said.number}番: 手番号 {move.seq} の「{shown}」がボットの書き込みにありません"
             )
 
@@ -347,7 +349,7 @@ def _check_closing(
     impl: GameImpl,
     state: State,
     posts: dict[int, PostRecord],
-    problems: list[str],
+    report: Report,
 ) -> None:
     """The ranking the bot posted when the game ended, and the seed it revealed."""
     assert record.players_at_start is not None and record.seed is not None
@@ -360,17 +362,19 @@ def _check_closing(
         if post.kind == "gm" and not post.hidden and "乱数の種: " in post.body:
             revealed = post.body.split("乱数の種: ", 1)[1].split("\n", 1)[0].strip()
             if revealed != record.seed:
-                problems.append(f"{post.number}番: 公開された種 {revealed} が記録の種と違います")
+                report.mismatches.append(
+                    f"{post.number}番: 公開された種 {revealed} が記録の種と違います"
+                )
     if not closing:
         hidden = any(p.kind == "gm" and p.hidden for p in posts.values())
         everything = [(a.seat - 1, a.delta) for a in record.adjustments]
         result = adjusted_result(impl, state, record.status, record.players_at_start, everything)
         if ranking_lines(result, impl) and not hidden:  # (a hidden ★GM post may have been it)
-            problems.append("最終結果の書き込み（【最終結果】）がスレッドにありません")
+            report.mismatches.append("最終結果の書き込み（【最終結果】）がスレッドにありません")
         return
     if len(closing) > 1:
         numbers = "、".join(f"{p.number}番" for p in closing)
-        problems.append(f"最終結果の書き込みが二つ以上あります（{numbers}）")
+        report.mismatches.append(f"最終結果の書き込みが二つ以上あります（{numbers}）")
     post = closing[0]
     # The ranking as it stood then: the GM's ADJUSTs posted before it (ADJUST on a finished
     # game comes later and changes the result, not that post).
@@ -385,14 +389,16 @@ def _check_closing(
     posted = after[: len(wanted)] if CUT_NOTE not in post.body else wanted
     for line, want in zip(posted, wanted, strict=False):
         if line != want:
-            problems.append(
+            report.mismatches.append(
                 f"{post.number}番の最終結果: 「{line}」ですが、再計算では「{want}」です"
             )
     if len(posted) < len(wanted):
-        problems.append(f"{post.number}番の最終結果: 順位の行が足りません")
+        report.mismatches.append(f"{post.number}番の最終結果: 順位の行が足りません")
     extra = after[len(wanted)] if len(after) > len(wanted) else ""
     if re.match(r"\d+位 ", extra):
-        problems.append(f"{post.number}番の最終結果: 再計算にない順位「{extra}」があります")
+        report.mismatches.append(
+            f"{post.number}番の最終結果: 再計算にない順位「{extra}」があります"
+        )
 
 
 def _spaced(text: str) -> str:

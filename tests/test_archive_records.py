@@ -138,6 +138,7 @@ def test_a_finished_game_verifies(session: Session, finished: Played) -> None:
         "再生": True,
         "最終盤面": True,
         "結果": True,
+        "ボットの書き込み": True,
     }
     assert report.moves_replayed == max(finished.states)
 

@@ -47,8 +47,9 @@ from app.db.models import Game, Post, Thread, User, Webhook, utcnow
 from app.forum.moderation import set_admin
 from app.notify import feeds
 from app.notify import notices as notify
-from tests.conftest import ApiUser, LiveServer
+from tests.conftest import TEST_SECRET, ApiUser, LiveServer
 from tests.support.load_support import fast_users, started_eitsuku
+from tests.support.secret_moves import populous_with_bot_picks
 from tests.test_fuzz_api import ENDPOINTS, check_answer
 
 ROLES = ("anonymous", "player", "other", "stranger", "gm", "admin")
@@ -1011,6 +1012,59 @@ def test_a_kicked_seat_is_a_stranger_on_every_route_of_its_game(world: World) ->
         if re.search(r"{(?:game|thread)}", case.url)
         for problem in run_case(
             as_kicked, method, path, case, roles=("kicked",), like={"kicked": "stranger"}
+        )
+    ]
+    assert not problems, "\n".join(problems)
+
+
+# Left out of the bot's-moves run below: each seat's own view and picture (a ポピュラス hand;
+# tests/test_populous_secrets.py asks them role by role), and the 2ch-style files of the
+# eleusis board (the populous game's thread is on its own board).
+NOT_FOR_BOT_MOVES = re.compile(r"/view$|as=me|^/eleusis/")
+
+
+def test_the_bots_sealed_moves_show_only_to_their_seat_and_the_gm_on_every_route(
+    world: World,
+) -> None:
+    """Issue #40: the bot's sealed lines are secret as a player's are (app/gm/secrecy.py). On a
+    ポピュラス draft where the bot PICKed (a face-down skill) for a KICKed seat and for a seat
+    past its deadline, every GET route of that game and its thread is asked by every role (and
+    the kicked player): the late seat's PICK shows to that seat's player and the GM only, the
+    kicked seat's to the GM only (the seat is nobody's), and only where moves are listed (the
+    matrix's MOVES entries)."""
+    gm, first, late, kicked = fast_users(world.database, 4, world.web, prefix="mxb")
+    game = populous_with_bot_picks(
+        world.web, world.database, TEST_SECRET, gm, [first, late, kicked], tag("bot")
+    )
+    users = {**world.users, "player": late, "other": first, "gm": gm, "kicked": kicked}
+    sessions = {
+        role: new_token(world.database, user.name, "session")
+        for role, user in users.items()
+        if user is not None and role in ("player", "other", "gm", "kicked")
+    }
+    as_bot = replace(
+        world,
+        users=users,
+        sessions={**world.sessions, **sessions},
+        values={**world.values, "game": game.game_id, "thread": game.thread_id},
+        secrets={"pick:late": game.picks[1][0], "pick:kicked": game.picks[2][0]},
+        hands={},
+        own_hand={},
+    )
+    seen = shows(player={"pick:late"}, gm={"pick:late", "pick:kicked"})
+    problems = [
+        problem
+        for (method, path), cases in sorted(MATRIX.items())
+        if method == "GET"
+        for case in cases
+        if re.search(r"{(?:game|thread)}", case.url) and not NOT_FOR_BOT_MOVES.search(case.url)
+        for problem in run_case(
+            as_bot,
+            method,
+            path,
+            replace(case, reveals=seen if case.reveals == MOVES else {}, check=None),
+            roles=(*ROLES, "kicked"),
+            like={"kicked": "stranger"},
         )
     ]
     assert not problems, "\n".join(problems)

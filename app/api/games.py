@@ -19,7 +19,7 @@ from app.errors import Invalid
 from app.forum.moderation import log_for
 from app.games import all_games
 from app.games.kit.howto import rules_path
-from app.gm import pictures, replay
+from app.gm import pictures, replay, secrecy
 from app.gm import service as gm
 from app.gm.options import PLATFORM_FIELDS, OptionField, OptionsInvalid, game_fields
 from app.web import deps
@@ -347,13 +347,13 @@ def legal(game_id: int, session: SessionDep, user: OptionalApiUser) -> LegalOut:
 @router.get("/{game_id}/moves", response_model=list[MoveOut])
 def moves(game_id: int, session: SessionDep, user: OptionalApiUser) -> list[MoveOut]:
     found = gm.get_game(session, game_id)
-    readable = {row.id for row in gm.sealed_for(session, found, user)}
+    reader = secrecy.reader(found, user)
     return [
         MoveOut(
             seq=m.seq,
             post_number=m.post_number,
             actor=m.actor_name if m.actor_seat is not None else "GM",
-            command=m.command if m.sealed_id is None or m.sealed_id in readable else SEALED,
+            command=reader.shown(m),
             undone=m.undone,
         )
         for m in gm.moves_of(session, found)

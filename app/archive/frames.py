@@ -20,10 +20,9 @@ from app.forum.moderation import shown_body
 from app.forum.render import render_body
 from app.games.base import CommandSyntaxError, RuleError, Viewer
 from app.games.base import Game as GameImpl
+from app.gm import secrecy
 from app.gm import service as gm
-
-SEALED = "（封印）"
-OVER = ("finished", "aborted")
+from app.gm.secrecy import OVER, SEALED
 
 
 @dataclass(frozen=True)
@@ -140,8 +139,9 @@ def frame(
             f"viewer は {', '.join(k for k, _ in choices)} のどれかです。", field="viewer"
         )
     moves = [m for m in gm.moves_of(session, game) if not m.undone]
+    reader = secrecy.reader(game, user)
     readable = {row.id for row in gm.sealed_for(session, game, user)}
-    rows = [_row(i, m, over or m.sealed_id in readable) for i, m in enumerate(moves, start=1)]
+    rows = [_row(i, m, reader.may_read(m)) for i, m in enumerate(moves, start=1)]
     total = len(rows)
     at = total if at is None else at
     if not 0 <= at <= total:
@@ -176,7 +176,7 @@ def _row(index: int, move: Move, readable: bool) -> MoveRow:
         index=index,
         seq=move.seq,
         actor=move.actor_name if move.actor_seat is not None else "GM",
-        text=move.command if not move.sealed or readable else SEALED,
+        text=move.command if readable else SEALED,
         sealed=move.sealed,
         by_bot=move.by_bot,
         post_number=move.post_number,

@@ -106,10 +106,10 @@ def import_game(session: Session, record: GameRecord) -> Imported:
     impl = find_game(record.kind)
     if impl is None:
         raise Invalid(f"「{record.kind}」というゲームはありません。")
+    _check_structure(record, impl)  # the shape first: its messages say what is missing
     report = verify(record)
     if not report.ok:
         raise ImportRefused(report)
-    _check_structure(record, impl)
     assert record.thread is not None and record.seed is not None
     gm.ensure_game_boards(session)
     board = forum.get_board(session, impl.kind)

@@ -24,13 +24,14 @@ from app.forum.moderation import HIDDEN_BODY
 from app.games import find_game
 from app.games.base import CommandSyntaxError, RuleError
 from app.games.base import Game as GameImpl
+from app.gm import secrecy
 from app.gm import service as gm
 from app.gm.reply import seed_hash
 
 FORMAT = "bbsgm-game"
 VERSION = 1
-SEALED = "（封印）"
-OVER = ("finished", "aborted")
+SEALED = secrecy.SEALED
+OVER = secrecy.OVER
 MAX_RECORD_BYTES = 20_000_000
 
 
@@ -225,6 +226,7 @@ def export_game(session: Session, game: Game) -> dict[str, Any]:
     ``（封印）``, no sealed command bodies, and the final view is the public one."""
     impl = gm.game_impl(game.kind)
     over = game.status in OVER
+    reader = secrecy.public_reader(game)  # an export is for anyone
     moves = gm.moves_of(session, game)
     events: dict[int, list[str]] = {}
     try:
@@ -276,7 +278,7 @@ def export_game(session: Session, game: Game) -> dict[str, Any]:
                 post_number=m.post_number,
                 actor=m.actor_name if m.actor_seat is not None else "GM",
                 seat=None if m.actor_seat is None else m.actor_seat + 1,
-                command=m.command if over or not m.sealed else SEALED,
+                command=reader.shown(m),
                 sealed=m.sealed,
                 sealed_ref=refs.get(m.sealed_id) if over and m.sealed_id is not None else None,
                 undone=m.undone,

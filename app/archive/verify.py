@@ -19,6 +19,7 @@ from app.archive.records import (
     SEALED,
     GameRecord,
     MoveRecord,
+    PostRecord,
     applied,
     export_game,
     jsonable,
@@ -28,8 +29,9 @@ from app.archive.records import (
 from app.db.models import Game
 from app.games import find_game
 from app.games.base import CommandSyntaxError, RuleError, State
-from app.gm.reply import CUT_NOTE, seed_hash
-from app.gm.results import adjusted_result
+from app.games.base import Game as GameImpl
+from app.gm.reply import BOT_NAME, CUT_NOTE, seed_hash
+from app.gm.results import adjusted_result, breakdown_text
 
 MAX_MISMATCHES_SHOWN = 20
 # The bot's START reply: 乱数の種の SHA-256: <hex>
@@ -37,6 +39,11 @@ _PUBLISHED_HASH = re.compile(r"SHA-256[^0-9a-fA-F]{0,12}([0-9a-f]{64})")
 SEED_HASH = "種のハッシュ"
 PUBLISHED = "開始時に公開されたハッシュ"
 REPLAY = "再生"
+BOT_POSTS = "ボットの書き込み"
+# The headers of the bot's posts that answer no post (app/gm/service.py, app/gm/deadlines.py).
+SEALED_NOTICE = re.compile(r"(.+) さんから封印コマンドが届きました。")
+DEADLINE_HEADERS = ("⏰ 期限切れ: ", "⏰ 期限が過ぎました。", "⏰ 期限が過ぎましたが、")
+RANKING_HEADER = "【最終結果】"
 
 
 @dataclass
@@ -180,6 +187,7 @@ def verify(record: GameRecord) -> Report:
     result = adjusted_result(impl, state, record.status, record.players_at_start, adjustments)
     same = jsonable(result) == jsonable(record.result)
     report.add("結果", same, "一致" if same else "再計算した順位・得点が記録と違います")
+    _check_bot_posts(record, impl, state, report)
     return report
 
 
@@ -236,6 +244,160 @@ def _compare_events(
         report.mismatches.append(
             f"手番号 {move.seq}（{move.command}）: >>{move.post_number} へのボットの返信に"
             f"再生した結果「{text}」がありません"
+        )
+
+
+def _check_bot_posts(record: GameRecord, impl: GameImpl, state: State, report: Report) -> None:
+    """What the bot wrote (★GM posts), recomputed from the moves and compared: every ★GM post
+    is one the bot writes — the answer right after a command post, a sealed command's notice
+    for a sealed command of the record, a deadline's notice — and says what the bot said
+    there (each move made, as the moves say it: （封印） while sealed); the closing post's
+    ranking and seed are the recomputed ones. A talk post rewritten as the GM's, or a changed
+    ranking, is named with its number and what differs."""
+    if record.thread is None:
+        report.add(BOT_POSTS, None, "記録にスレッドがありません。")
+        return
+    before = len(report.mismatches)
+    posts = {post.number: post for post in record.thread.posts}
+    answered: dict[int, int] = {}
+    notices: dict[str, int] = {}
+    for row in record.sealed_commands:
+        if row.ok:
+            notices[row.author] = notices.get(row.author, 0) + 1
+    for post in sorted(record.thread.posts, key=lambda p: p.number):
+        if post.kind != "gm":
+            if post.author == BOT_NAME:
+                report.mismatches.append(
+                    f"{post.number}番: ★GM の名前ですが、ボットの書き込みではありません"
+                )
+            continue
+        if post.author != BOT_NAME:
+            report.mismatches.append(
+                f"{post.number}番: ★GM の書き込みですが、名前が {post.author} です"
+            )
+            continue
+        if post.reply_to is not None:
+            asked = posts.get(post.reply_to)
+            if asked is None or asked.kind != "command" or post.number != post.reply_to + 1:
+                report.mismatches.append(
+                    f"{post.number}番: >>{post.reply_to} への★GM の返信ですが、ボットは"
+                    "命令の書き込みのすぐ次にだけ返信します"
+                )
+            elif not post.hidden and not post.body.startswith(f">>{post.reply_to}"):
+                report.mismatches.append(
+                    f"{post.number}番: ボットの返信の先頭に >>{post.reply_to} がありません"
+                )
+            answered[post.reply_to] = post.number
+            continue
+        if post.hidden:
+            continue
+        first = post.body.split("\n", 1)[0]
+        notice = SEALED_NOTICE.fullmatch(first)
+        if notice is not None and notices.get(notice.group(1), 0) > 0:
+            notices[notice.group(1)] -= 1
+        elif not first.startswith(DEADLINE_HEADERS):
+            report.mismatches.append(
+                f"{post.number}番: ★GM の書き込みですが、ボットの返信・封印の知らせ・期限の"
+                f"知らせのどれでもありません（「{first[:40]}」）"
+            )
+    for post in record.thread.posts:
+        if post.kind == "command" and post.number not in answered:
+            report.mismatches.append(f"{post.number}番: 命令の書き込みにボットの返信がありません")
+    _check_moves_said(record, posts, answered, report)
+    _check_closing(record, impl, state, posts, report)
+    count = len(report.mismatches) - before
+    if count:
+        report.add(BOT_POSTS, False, f"{count}件、手から再計算したボットの書き込みと違います")
+    else:
+        report.add(BOT_POSTS, True, "返信・知らせ・最終結果はすべて手から再計算したとおり")
+
+
+def _check_moves_said(
+    record: GameRecord,
+    posts: dict[int, PostRecord],
+    answered: dict[int, int],
+    report: Report,
+) -> None:
+    """Each move as the bot said it, in the post that answered the move's post (or in the
+    bot's own post that made it: a deadline's)."""
+    for move in record.moves:
+        if move.post_number is None or move.post_number not in posts:
+            continue
+        made = posts[move.post_number]
+        said = made if made.kind == "gm" else posts.get(answered.get(move.post_number, 0))
+        if said is None or said.hidden or CUT_NOTE in said.body:
+            continue
+        shown = SEALED if move.sealed else move.command
+        if f"✔ {shown}" not in said.body and f": {shown}" not in said.body:
+            report.mismatches.append(
+                f"{said.number}番: 手番号 {move.seq} の「{shown}」がボットの書き込みにありません"
+            )
+
+
+def ranking_lines(result: dict[str, Any] | None, impl: GameImpl) -> list[str]:
+    """The closing post's 【最終結果】 lines for ``result`` (as app.gm.reply.closing_lines)."""
+    lines: list[str] = []
+    for entry in (result or {}).get("ranking", []):
+        score = "未完成" if entry["score"] is None else f"{entry['score']}点"
+        said = breakdown_text(entry["breakdown"], impl) if entry["score"] is not None else ""
+        lines.append(f"{entry['rank']}位 {entry['name']} {score}" + (f"（{said}）" if said else ""))
+    return lines
+
+
+def _check_closing(
+    record: GameRecord,
+    impl: GameImpl,
+    state: State,
+    posts: dict[int, PostRecord],
+    report: Report,
+) -> None:
+    """The ranking the bot posted when the game ended, and the seed it revealed."""
+    assert record.players_at_start is not None and record.seed is not None
+    closing = [
+        p
+        for p in sorted(posts.values(), key=lambda p: p.number)
+        if p.kind == "gm" and not p.hidden and RANKING_HEADER in p.body
+    ]
+    for post in posts.values():
+        if post.kind == "gm" and not post.hidden and "乱数の種: " in post.body:
+            revealed = post.body.split("乱数の種: ", 1)[1].split("\n", 1)[0].strip()
+            if revealed != record.seed:
+                report.mismatches.append(
+                    f"{post.number}番: 公開された種 {revealed} が記録の種と違います"
+                )
+    if not closing:
+        hidden = any(p.kind == "gm" and p.hidden for p in posts.values())
+        everything = [(a.seat - 1, a.delta) for a in record.adjustments]
+        result = adjusted_result(impl, state, record.status, record.players_at_start, everything)
+        if ranking_lines(result, impl) and not hidden:  # (a hidden ★GM post may have been it)
+            report.mismatches.append("最終結果の書き込み（【最終結果】）がスレッドにありません")
+        return
+    if len(closing) > 1:
+        numbers = "、".join(f"{p.number}番" for p in closing)
+        report.mismatches.append(f"最終結果の書き込みが二つ以上あります（{numbers}）")
+    post = closing[0]
+    # The ranking as it stood then: the GM's ADJUSTs posted before it (ADJUST on a finished
+    # game comes later and changes the result, not that post).
+    adjustments = [
+        (a.seat - 1, a.delta)
+        for a in record.adjustments
+        if a.post_number is None or a.post_number < post.number
+    ]
+    result = adjusted_result(impl, state, record.status, record.players_at_start, adjustments)
+    wanted = ranking_lines(result, impl)
+    after = post.body.split(RANKING_HEADER, 1)[1].lstrip("\n").split("\n")
+    posted = after[: len(wanted)] if CUT_NOTE not in post.body else wanted
+    for line, want in zip(posted, wanted, strict=False):
+        if line != want:
+            report.mismatches.append(
+                f"{post.number}番の最終結果: 「{line}」ですが、再計算では「{want}」です"
+            )
+    if len(posted) < len(wanted):
+        report.mismatches.append(f"{post.number}番の最終結果: 順位の行が足りません")
+    extra = after[len(wanted)] if len(after) > len(wanted) else ""
+    if re.match(r"\d+位 ", extra):
+        report.mismatches.append(
+            f"{post.number}番の最終結果: 再計算にない順位「{extra}」があります"
         )
 
 

@@ -40,6 +40,7 @@ from app.db.models import (
 )
 from app.errors import Invalid, NotFound
 from app.games import find_game
+from app.gm import secrecy
 
 log = logging.getLogger("bbsgm.delivery")
 MAX_WEBHOOKS = 5
@@ -308,10 +309,11 @@ def _job(session: Session, delivery: Delivery, note: Notification, base_url: str
         kind = impl.title_ja if impl is not None else game.kind  # the game's name, not its key
         lines.insert(1, f"ゲーム: {game.title}（{kind}）")
         if moves:
+            # Off the site: what anyone may read (a channel has readers besides its owner).
+            reader = secrecy.public_reader(game)
             lines.append("最近の手:")
             lines.extend(
-                f"  {m.actor_name if m.actor_seat is not None else 'GM'}: "
-                f"{m.command if m.sealed_id is None else '（封印）'}"
+                f"  {m.actor_name if m.actor_seat is not None else 'GM'}: {reader.shown(m)}"
                 for m in reversed(moves)
             )
     text = "\n".join(lines)

@@ -16,7 +16,7 @@ from app.forum import moderation
 from app.forum import service as forum
 from app.forum.render import render_body
 from app.games import all_games, find_game
-from app.gm import lobby
+from app.gm import lobby, secrecy
 from app.gm import options as game_options
 from app.gm import service as gm
 from app.i18n import N_, gettext
@@ -266,8 +266,8 @@ def game_log(request: Request, game_id: int, session: SessionDep, user: PageUser
     game = gm.get_game(session, game_id)
     entries = moderation.log_for(session, game)
     moves = gm.moves_of(session, game)
-    readable = {row.id for row in gm.sealed_for(session, game, user)}
+    reader = secrecy.reader(game, user)
     session.commit()
     return render(
-        request, "games/log.html", user, game=game, entries=entries, moves=moves, readable=readable
+        request, "games/log.html", user, game=game, entries=entries, moves=moves, reader=reader
     )

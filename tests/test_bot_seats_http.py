@@ -52,7 +52,9 @@ SEALED_SHOWN = "（封印）"
 NONCE = "bot-seats-nonce"
 # Free text the person writes where /legal lists nothing (Game.examples, shown on the game page
 # as a pattern): 新新エリューシス's parent seals a rule of their own.
-FREE_TEXT = {"eleusis": "RULE prev.parity != card.parity"}
+# Not test_authz_matrix's RULE: a finished game's rule is public, and the matrix looks for its
+# own rule in listings.
+FREE_TEXT = {"eleusis": "RULE card.color != prev.color"}
 
 
 def say(user: ApiUser, thread_id: int, body: str) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+from typing import Any
 
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
@@ -13,12 +14,37 @@ from sqlalchemy.orm import Session
 from app.db.models import Game, Move, SealedCommand
 from app.forum.service import MAX_BODY_CHARS, format_bbs_time
 from app.games.base import Game as GameImpl
+from app.games.base import State
 from app.gm.results import breakdown_text
 from app.gm.submission import LineError
 from app.gm.text import render_board_summary
 from app.gm.working import Submission, Working
 
 BOT_NAME = "★GM"
+
+
+def _board_key(kind: str, state: State) -> tuple[Any, ...]:
+    """What changes when a good GM would post the board again (issue #43): the week, the
+    round, the phase between rounds (a draft, the decks) — not every turn or judgment.
+    カードゲーム's round is a pair of turns (each player attacked once)."""
+    over = bool(state.get("over"))
+    if kind == "eitsuku":
+        return (over, state.get("week"))
+    if kind == "eleusis":
+        return (over, state.get("round"))
+    if kind == "cardbattle":
+        return (over, state.get("phase") == "deck", (int(state.get("turn") or 0) + 1) // 2)
+    if "round" in state and "phase" in state:  # idolwp, populous
+        return (over, state.get("phase"), state.get("round"))
+    return (over, state.get("phase"), state.get("round"), state.get("week"), state.get("turn"))
+
+
+def board_moved(impl: GameImpl, before: State | None, after: State | None) -> bool:
+    """Whether the reply shows the board: the game started, or its week, round or phase
+    moved on (``_board_key``); the players ask for it in between with BOARD / 盤面."""
+    if before is None or after is None:
+        return before is not after
+    return _board_key(impl.kind, before) != _board_key(impl.kind, after)
 
 
 def _display_width(text: str) -> str:

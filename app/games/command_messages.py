@@ -21,6 +21,7 @@ COMMON_TERMINAL_LABELS: dict[str, str] = {
     "DEADLINE": "DEADLINE(期限)",
     "ADJUST": "ADJUST(調整)",
     "ABSENT": "ABSENT(不在)",
+    "BOARD": "BOARD(盤面)",
     "NAME": "名前",
     "INT": "数字",
     "SIGNED_INT": "±数字",
@@ -43,6 +44,7 @@ COMMON_SYNTAX_EXAMPLES: dict[str, list[str]] = {
         "PAUSE x",
         "RESUME x",
         "ABORT x",
+        "BOARD x",
     ],
     "AS の後にはプレイヤーの名前と命令を書いてください(例: AS 太郎 END)。": ["AS"],
     "AS <名前> の後には代わりに行う命令を書いてください(例: AS 太郎 END)。": [

@@ -18,6 +18,7 @@ __all__ = [
     "Absent",
     "Adjust",
     "As",
+    "Board",
     "Deadline",
     "Join",
     "Kick",
@@ -130,6 +131,15 @@ class Absent:
         return f"ABSENT {self.hours}"
 
 
+@dataclass(frozen=True)
+class Board:
+    """Anyone asks for the board (and its picture) between the round's summaries; it changes
+    nothing (issue #43)."""
+
+    def canonical(self) -> str:
+        return "BOARD"
+
+
 PlatformCommand = (
     Join
     | Leave
@@ -144,6 +154,7 @@ PlatformCommand = (
     | Deadline
     | Adjust
     | Absent
+    | Board
 )
 
 # Hours accepted by DEADLINE and ABSENT: at least one, at most four weeks.
@@ -202,6 +213,9 @@ class PlatformTransformer(Transformer[Token, Any]):
 
     def absent(self, children: list[Any]) -> Absent:
         return Absent(_hours(children[1]))
+
+    def board(self, _: list[Any]) -> Board:
+        return Board()
 
     def adjust(self, children: list[Any]) -> Adjust:
         _, name, delta_token, reason = children

@@ -13,7 +13,7 @@ from app.games import commands as platform_commands
 from app.games.base import RuleError, normalise
 from app.gm.legal import legal_for
 from app.gm.platform import apply_command
-from app.gm.reply import board_moved, failure_text
+from app.gm.reply import board_moved, failure_text, one_line_form
 from app.gm.submission import LineError, Refusal, Refused, apply_all, read
 from app.gm.working import Outcome, Submission, Working, autoplay_kicked, working_copy
 
@@ -84,5 +84,8 @@ def _refusal_before_the_post(
 
 
 def _failure(sub: Submission, refused: Refused) -> Outcome:
-    text = failure_text(sub.anchor, refused.error, refused.legal)
+    hint = one_line_form(sub.impl, sub.lines, refused.error)
+    text = failure_text(
+        sub.anchor, refused.error, refused.legal, game_id=sub.game.id, kind=sub.impl.kind, hint=hint
+    )
     return Outcome(False, refused.error, "" if sub.sealed else text, text if sub.sealed else "")

@@ -10,11 +10,12 @@ import tokenize
 from pathlib import Path
 
 LABEL = re.compile(
-    r"[(（、,]\s*[RID](?:\s+A?[0-9][0-9.\-−]*)?\s*(?:[)）:：、「]|$)"
-    r"|(?<![A-Za-z0-9_])[RID] [0-9]+(?:[.\-−][0-9]+)*\s*[:：)）、「]"
+    r"[(（、,]\s*[RID]\s+A?[0-9][0-9.\-−]*"  # (R 4.3) (R 3.2 カタン取り) 、R 5.1)
+    r"|[(（、,]\s*[RID]\s*(?:[)）:：、「]|$)"  # (R) (I: …) (R「…」) 、I: …
+    r"|(?<![A-Za-z0-9_])[RID] [0-9]+(?:[.\-−][0-9]+)*\s*[:：)）、「]"  # R 4.3: …
     r"|[(（]\s*sealed\s*[)）]"
 )
-JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff00-\uffef]")
+JAPANESE = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]")
 
 
 def labels_in(text: str) -> list[str]:

@@ -487,9 +487,7 @@ def _attack(state: State, seat: int, command: Attack, events: Events) -> None:
     other = state["players"][other_seat]
     attackers = [a - 1 for a, _ in command.pairs]
     if len(set(attackers)) != len(attackers):
-        raise RuleError(
-            "1枚の通常カードが攻撃できるのは手番に1回です(R 1枚の通常カードにつき1回)。"
-        )
+        raise RuleError("1枚の通常カードが攻撃できるのは手番に1回です。")
     for number, target in command.pairs:
         card = own["field"][number - 1]
         if card["state"] != "active":

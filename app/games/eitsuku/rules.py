@@ -381,7 +381,7 @@ def _check_turn(state: State, seat: int, command: GameCommand) -> dict[str, Any]
     if not is_active(player):
         raise RuleError(
             f"{name}さんは第{player['released_week']}週に公開を宣言したので、もう行動できません"
-            "(R 2−2 エンドフェイズ「宣言を行った場合、次の週より行動することはできない」)。"
+            "(ルールブック「宣言を行った場合、次の週より行動することはできない」)。"
             "ほかのプレイヤーが終わるのを待ってください。"
         )
     if player["done"]:
@@ -519,7 +519,7 @@ def _check_scout_action(player: Mapping[str, Any]) -> None:
     if player["scouts_left"] <= 0:
         raise RuleError(
             f"{player['name']}さんは今週のスカウトフェイズの行動をもう行いました"
-            "(R 2−2 スカウトフェイズ「次のうちいずれか1つの行動」)。"
+            "(ルールブック「次のうちいずれか1つの行動」)。"
         )
 
 
@@ -695,7 +695,7 @@ def check(state: State, seat: int, command: GameCommand) -> dict[str, int] | Non
         if missing:
             raise RuleError(
                 f"{'・'.join(missing)}が空なので公開できません"
-                "(R 2−2 エンドフェイズ「『主演』『脚本家』『音楽家』『演出家』の4つの『役割場』に"
+                "(ルールブック「『主演』『脚本家』『音楽家』『演出家』の4つの『役割場』に"
                 "役割が配置されている場合、公開を宣言する」)。END で週を終えてください。"
             )
         return None

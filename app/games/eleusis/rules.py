@@ -409,8 +409,8 @@ def _check_play(state: State, actor: int, command: Play) -> None:
         # Neither the hand nor which of the cards are missing is named: rule errors are posted
         # in the thread.
         raise RuleError(
-            f"{_cards(command.cards)} は手札にそろっていません"
-            "(同じカードを2枚出すには2枚持っている必要があります)。"
+            f"{_cards(command.cards)} のうち手札にないカードがあります(手札は秘密なので、どれかは"
+            "スレッドでは言いません: ゲームページの「あなたの手元」で確かめてください)。"
         )
 
 

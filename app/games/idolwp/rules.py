@@ -416,8 +416,7 @@ def _end_turn(state: State, events: Events) -> None:
                 event(
                     "money",
                     f"{_name(state, seat)}さんはアイドルが2人ともゴールにいるので、"
-                    "マニーを1枚得ました"
-                    "(R 4.3)。",
+                    "マニーを1枚得ました。",
                     seat=seat,
                 )
             )
@@ -916,8 +915,7 @@ def _move(state: State, seat: int, command: Move, rng: Rng, events: Events) -> N
             for idol, space in other_player["positions"].items():
                 if space == command.space:
                     raise RuleError(
-                        f"{command.space} にはもう {idol} がいます(ゴール以外のマスには1人だけ、R "
-                        "4.3)。"
+                        f"{command.space} にはもう {idol} がいます(ゴール以外のマスには1人だけ)。"
                     )
     player["positions"][command.idol] = command.space
     if player["a_idol"] is None:
@@ -972,7 +970,7 @@ def _check_turn(state: State, seat: int, command: GameCommand) -> None:
             raise RuleError("まずアイドルを選びます(PICK <アイドル>、カタン取りの順)。")
         if seat != state["turn"]:
             raise RuleError(
-                f"今アイドルを選ぶのは{_name(state, state['turn'])}さんです(R 3.2 カタン取り)。"
+                f"今アイドルを選ぶのは{_name(state, state['turn'])}さんです(指名は順番に)。"
             )
         return
     if isinstance(command, Pick):

@@ -51,6 +51,7 @@ def figures(played: Played) -> dict[str, float]:
         "over12": sum(n > 12 for n in lines) / len(lines),
         "px": statistics.median(heights),
         "px_max": max(heights),
+        "px_mean": statistics.mean(heights),
         "pictures": played.pictures,
     }
 
@@ -113,7 +114,7 @@ def main() -> None:
     args = parser.parse_args()
     with scratch_database(None) as url:
         db = Database(url)
-        print(f"{'kind':<11} replies  lines med/max  >12 lines  px med/max (390 px)  pictures")
+        print(f"{'kind':<11} replies  lines med/max  >12 lines  px med/mean/max (390 px)  pictures")
         for kind in args.kind or KINDS:
             with db.session() as session:
                 played = play_game(session, kind)
@@ -121,7 +122,7 @@ def main() -> None:
             f = figures(played)
             print(
                 f"{kind:<11} {f['replies']:>7}  {f['median']:>5g} / {f['max']:<5g}"
-                f"  {f['over12']:>8.0%}  {f['px']:>5g} / {f['px_max']:<6g}  {f['pictures']:g}"
+                f"  {f['over12']:>8.0%}  {f['px']:>5g} / {f['px_mean']:.0f} / {f['px_max']:<6g}  {f['pictures']:g}"
             )
             if args.calibrate and kind == (args.kind or KINDS)[0]:
                 calibrate(url, played)

@@ -191,10 +191,10 @@ def test_syntax_error_while_recruiting_lists_what_the_poster_may_do(
 ) -> None:
     _, reply = post(session, table["game"], table["players"][0], "JOIN 今すぐ")
     assert reply is not None and not reply.reply_ok
-    assert "今できる命令: LEAVE" in reply.body.split("\n")
+    assert "今できる命令:\n・LEAVE\n" in reply.body
     _, reply = post(session, table["game"], table["gm"], "START 今すぐ")
     assert reply is not None and not reply.reply_ok
-    assert "今できる命令: JOIN / START" in reply.body.split("\n")  # the GM may take a seat too
+    assert "今できる命令:\n・JOIN\n・START\n" in reply.body  # the GM may take a seat too
 
 
 def test_syntax_error_in_eleusis_names_no_card_of_the_hand(session: Session) -> None:
@@ -651,7 +651,8 @@ def test_a_misspelt_verb_is_answered_with_the_line_the_verb_and_the_legal_lines(
     assert reply.reply_error is not None
     assert reply.reply_error["line"] == 2 and reply.reply_error["column"] == 1
     assert f"「{word}」という命令はありません。もしかして {verb} ですか？" in reply.body
-    assert f"　{line}" in reply.body.split("\n")
+    marked = line.replace(word, f"▶{word}◀", 1)  # the word at fault marked in the line
+    assert f"　{marked}" in reply.body.split("\n")
     legal = legal_for(game, gm.game_impl("eitsuku"), player, public=True)
     assert listed(legal) in reply.body
     assert state_snapshot(session, game) == before

@@ -66,7 +66,9 @@ def marked(source: str, column: int | None) -> str:
 def legal_list(legal: list[str], game_id: int | None) -> list[str]:
     """The lines legal now as a short list: at most LEGAL_SHOWN, then how many more and where."""
     if not legal:
-        return []
+        # None the whole thread may read (a hand's plays name its cards): the poster's own
+        # list is on the game page.
+        return [] if game_id is None else [f"今できる命令はゲームページで: /games/{game_id}"]
     lines = ["今できる命令:", *(f"・{line}" for line in legal[:LEGAL_SHOWN])]
     more = len(legal) - LEGAL_SHOWN
     if more > 0:

@@ -122,7 +122,8 @@ def main() -> None:
             f = figures(played)
             print(
                 f"{kind:<11} {f['replies']:>7}  {f['median']:>5g} / {f['max']:<5g}"
-                f"  {f['over12']:>8.0%}  {f['px']:>5g} / {f['px_mean']:.0f} / {f['px_max']:<6g}  {f['pictures']:g}"
+                f"  {f['over12']:>8.0%}  {f['px']:>5g} / {f['px_mean']:.0f} / {f['px_max']:<6g}"
+                f"  {f['pictures']:g}"
             )
             if args.calibrate and kind == (args.kind or KINDS)[0]:
                 calibrate(url, played)

@@ -1279,8 +1279,8 @@ def test_a_refused_post_does_not_tell_what_its_earlier_lines_drew(world: World) 
     refused = player.post(posts, {"body": twice}).json()["replies"][0]
     assert not refused["ok"] and refused["error"]["line"] == 2, refused
     assert world.snapshot(game["id"]) == before
-    # The lines legal now, as they were before the post (failure_text lists up to 20).
-    listed = "今できる命令: " + " / ".join(legal[:20]) + (" …" if len(legal) > 20 else "")
+    # The lines legal now, as they were before the post (failure_text lists up to 8).
+    listed = "\n".join(["今できる命令:", *(f"・{line}" for line in legal[:8])])
     real = player.post(posts, {"body": scout}).json()["replies"][0]
     drawn = re.search(r"の山から (\S+) を", real["body"])
     assert drawn is not None, real

@@ -283,7 +283,7 @@ def test_a_bad_line_gets_its_line_column_and_reason_and_nothing_is_recorded(
     assert bad["error"]["line"] == 3
     assert bad["error"]["column"] == line.index("abc") + 1
     assert bad["error"]["message"] == "ATK の後には攻撃力を数字で書いてください(例: ATK 200)。"
-    assert "3行目の命令は受け付けられませんでした" in bad["body"] and "^" in bad["body"]
+    assert "3行目の命令は受け付けられませんでした" in bad["body"] and "▶abc◀" in bad["body"]
     # All or nothing: the good line 2 was not recorded either.
     assert client.get(f"/api/cards/{name}").status_code == 404
 

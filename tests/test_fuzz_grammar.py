@@ -38,6 +38,7 @@ from app.forum.service import clean_body
 from app.games import all_games
 from app.games.base import Actor, CommandSyntaxError, Game, State, normalise
 from app.gm import replay
+from app.gm import reply as answers
 from app.gm import service as gm
 from app.gm.lines import classify_line
 from tests.conftest import TEST_SECRET, ApiUser, LiveServer, unique_name
@@ -351,15 +352,18 @@ def assert_says_what_is_wrong(
     head = shown.index(
         f"{number}行目の命令は受け付けられませんでした（ゲームは変わっていません）。"
     )
-    assert shown[head + 1] == f"　{source}", (shown, source)
-    if column is not None:
-        assert shown[head + 2].endswith("^") and shown[head + 2].startswith("　"), shown
+    # The word at fault marked in the line (issue #43: a caret under it landed elsewhere in a
+    # proportional font).
+    assert shown[head + 1] == f"　{answers.marked(source, column)}", (shown, source)
+    if column is not None and column <= len(source):
+        assert "▶" in shown[head + 1] and "◀" in shown[head + 1], shown
     assert message in text
-    offered = re.search(r"^今できる命令: (.*)$", text, re.MULTILINE)
+    offered = re.findall(r"^・(.*)$", text, re.MULTILINE)
     # Only lines of the stored state are known here: a later line is refused in the state the
     # earlier lines of the same post made.
-    if offered is not None and number == commands[0]:
-        lines_offered = set(offered.group(1).removesuffix(" …").split(" / "))
+    if offered and number == commands[0]:
+        assert len(offered) <= answers.LEGAL_SHOWN, offered
+        lines_offered = set(offered)
         assert lines_offered <= legal, f"offered but not legal now: {lines_offered - legal}"
 
 

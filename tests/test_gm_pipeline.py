@@ -145,7 +145,7 @@ def test_game_command_before_start_refused(session: Session, table: dict[str, An
     assert reply is not None and not reply.reply_ok and "まだ始まっていません" in reply.body
 
 
-def test_syntax_error_reply_quotes_line_with_caret(
+def test_syntax_error_reply_quotes_line_with_the_word_at_fault_marked(
     session: Session, started: dict[str, Any]
 ) -> None:
     game = started["game"]
@@ -156,16 +156,17 @@ def test_syntax_error_reply_quotes_line_with_caret(
     assert reply.reply_error["line"] == 2 and reply.reply_error["column"] == 8
     lines = reply.body.split("\n")
     assert lines[0] == f">>{mine.number}"
-    quoted = next(i for i, line in enumerate(lines) if line.endswith("SET 主演 役者7"))
-    assert lines[quoted + 1].endswith("^")
+    # Issue #43: a caret under the column lands under the wrong character in a proportional
+    # font; the word at fault is marked in the line itself.
+    assert "　SET 主演 ▶役者7◀" in lines
     assert "1〜6" in reply.body
     assert state_snapshot(session, game) == before
     assert mine.kind == "command"  # the post itself is kept
 
 
 def listed(legal: list[str]) -> str:
-    """The line of a refusal that offers ``legal`` (answers.failure_text)."""
-    return "今できる命令: " + " / ".join(legal[:20]) + (" …" if len(legal) > 20 else "")
+    """The lines of a refusal that offer ``legal`` (answers.failure_text: at most 8)."""
+    return "\n".join(["今できる命令:", *(f"・{line}" for line in legal[:8])])
 
 
 def test_syntax_error_reply_lists_the_lines_legal_now(
@@ -190,10 +191,10 @@ def test_syntax_error_while_recruiting_lists_what_the_poster_may_do(
 ) -> None:
     _, reply = post(session, table["game"], table["players"][0], "JOIN 今すぐ")
     assert reply is not None and not reply.reply_ok
-    assert "今できる命令: LEAVE" in reply.body.split("\n")
+    assert "今できる命令:\n・LEAVE\n" in reply.body
     _, reply = post(session, table["game"], table["gm"], "START 今すぐ")
     assert reply is not None and not reply.reply_ok
-    assert "今できる命令: JOIN / START" in reply.body.split("\n")  # the GM may take a seat too
+    assert "今できる命令:\n・JOIN\n・START\n" in reply.body  # the GM may take a seat too
 
 
 def test_syntax_error_in_eleusis_names_no_card_of_the_hand(session: Session) -> None:
@@ -650,7 +651,8 @@ def test_a_misspelt_verb_is_answered_with_the_line_the_verb_and_the_legal_lines(
     assert reply.reply_error is not None
     assert reply.reply_error["line"] == 2 and reply.reply_error["column"] == 1
     assert f"「{word}」という命令はありません。もしかして {verb} ですか？" in reply.body
-    assert f"　{line}" in reply.body.split("\n")
+    marked = line.replace(word, f"▶{word}◀", 1)  # the word at fault marked in the line
+    assert f"　{marked}" in reply.body.split("\n")
     legal = legal_for(game, gm.game_impl("eitsuku"), player, public=True)
     assert listed(legal) in reply.body
     assert state_snapshot(session, game) == before

@@ -947,12 +947,12 @@ class Game:
         return ""
 
     def must_be_sealed_message(self, state: State, command: Any) -> str:
-        return f"{_verb(command)} は秘密の命令です。非公開の書き込み(sealed)で送ってください。"
+        return f"{_verb(command)} は秘密の命令です。非公開の書き込みで送ってください。"
 
     def must_be_public_message(self, state: State, command: Any) -> str:
         return (
             f"{_verb(command)} は皆の前で行う命令です。"
-            "非公開(sealed)ではなく、スレッドに書き込んでください。"
+            "非公開ではなく、スレッドに書き込んでください。"
         )
 
     def copy_state(self, state: State) -> State:

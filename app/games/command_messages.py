@@ -22,6 +22,7 @@ COMMON_TERMINAL_LABELS: dict[str, str] = {
     "ADJUST": "ADJUST(調整)",
     "ABSENT": "ABSENT(不在)",
     "BOT": "BOT(ボット)",
+    "BOARD": "BOARD(盤面)",
     "NAME": "名前",
     "INT": "数字",
     "SIGNED_INT": "±数字",
@@ -44,6 +45,7 @@ COMMON_SYNTAX_EXAMPLES: dict[str, list[str]] = {
         "PAUSE x",
         "RESUME x",
         "ABORT x",
+        "BOARD x",
     ],
     "AS の後にはプレイヤーの名前と命令を書いてください(例: AS 太郎 END)。": ["AS"],
     "AS <名前> の後には代わりに行う命令を書いてください(例: AS 太郎 END)。": [

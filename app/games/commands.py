@@ -18,6 +18,7 @@ __all__ = [
     "Absent",
     "Adjust",
     "As",
+    "Board",
     "Bot",
     "Deadline",
     "Join",
@@ -141,6 +142,14 @@ class Bot:
         return "BOT" if self.count == 1 else f"BOT {self.count}"
 
 
+class Board:
+    """Anyone asks for the board (and its picture) between the round's summaries; it changes
+    nothing (issue #43)."""
+
+    def canonical(self) -> str:
+        return "BOARD"
+
+
 PlatformCommand = (
     Join
     | Leave
@@ -156,6 +165,7 @@ PlatformCommand = (
     | Adjust
     | Absent
     | Bot
+    | Board
 )
 
 # Hours accepted by DEADLINE and ABSENT: at least one, at most four weeks.
@@ -222,6 +232,9 @@ class PlatformTransformer(Transformer[Token, Any]):
         # a number too long for any game is read as one over every limit.
         digits = str(children[1]).lstrip("0") or "0"
         return Bot(int(digits) if len(digits) <= 3 else 1000)
+
+    def board(self, _: list[Any]) -> Board:
+        return Board()
 
     def adjust(self, children: list[Any]) -> Adjust:
         _, name, delta_token, reason = children

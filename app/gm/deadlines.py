@@ -77,7 +77,7 @@ def expire(session: Session, game: Game, secret: str, now: datetime) -> str:
         )
         return text
     work.deadline_reset = True
-    work.board_changed = impl.turn_key(work.state) != game.turn_key
+    work.board_changed = reply.board_moved(impl, game.state, work.state)
     header = (
         f"⏰ 期限切れ: {'、'.join(names)} さんが期限までに動かなかったため、ボットが既定の手で"
         "進めました。"

@@ -5,12 +5,20 @@ game's (its `Game`) and the card registry's (`app.games.cardbattle.registry.LANG
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from app.games.base import CommandParser, CommandSyntaxError, normalise
 
-__all__ = ["Kind", "Language", "classify_line", "command_lines", "misspelt_verb"]
+__all__ = [
+    "Kind",
+    "Language",
+    "classify_line",
+    "command_lines",
+    "meant_line",
+    "misspelt_verb",
+]
 
 Kind = Literal["command", "misspelt", "talk"]
 
@@ -127,6 +135,92 @@ def misspelt_verb(language: Language, line: str) -> str | None:
     return next((verb for verb in close if parser.reads_as_arguments(verb, rest)), None)
 
 
+# Readings in hiragana of the kanji a command is written with (verbs, marks, decks, slots): a
+# line typed without converting (だす せいこう スペード8) is read with them. Katakana words
+# (スカウト, スペード) need none: a word in hiragana is tried in katakana too.
+READINGS: dict[str, str] = {
+    "だす": "出す",
+    "せいこう": "○",
+    "しっぱい": "●",
+    "はんてい": "判定",
+    "よげんしゃ": "預言者",
+    "こうげき": "攻撃",
+    "まほう": "魔法",
+    "いどう": "移動",
+    "しめい": "指名",
+    "とっくん": "特訓",
+    "はいち": "配置",
+    "こうにゅう": "購入",
+    "せんたく": "選択",
+    "しゅうりょう": "終了",
+    "こうかい": "公開",
+    "すてる": "捨てる",
+    "けんせつ": "建設",
+    "せんそう": "戦争",
+    "ちょうてい": "調停",
+    "へんかん": "変換",
+    "みおくり": "見送り",
+    "さんか": "参加",
+    "かいし": "開始",
+    "ばんめん": "盤面",
+    "やくしゃ": "役者",
+    "きゃくほん": "脚本",
+    "おんがく": "音楽",
+    "えんしゅつ": "演出",
+    "しゅえん": "主演",
+    "じょえん": "助演",
+    "よさん": "予算",
+}
+# What the bot's own words add to a verb when they name a step (エリア選択 AREA …, スカウト
+# フェイズ): a first word made of a verb and one of these is read as the verb.
+STEP_SUFFIXES = ("選択", "フェイズ", "フェーズ", "の選択", "宣言", "する", "します")
+_HIRAGANA = re.compile(r"[\u3041-\u3096ー]+")
+
+
+def _katakana(word: str) -> str:
+    return "".join(chr(ord(ch) + 0x60) if "\u3041" <= ch <= "\u3096" else ch for ch in word)
+
+
+def _rewritings(parser: CommandParser, text: str) -> list[str]:
+    """The line as it may have been meant: its hiragana words in kanji or katakana, its first
+    word without a step's suffix."""
+    words = text.split(" ")
+    if any(_HIRAGANA.fullmatch(word) for word in words):
+        words = [
+            READINGS.get(word, _katakana(word)) if _HIRAGANA.fullmatch(word) else word
+            for word in words
+        ]
+    first = words[0]
+    for suffix in STEP_SUFFIXES:
+        if first.endswith(suffix) and len(first) > len(suffix):
+            stem = first[: -len(suffix)]
+            if parser.verbs_match(stem):
+                words = [stem, *words[1:]]
+                break
+    rewritten = " ".join(words)
+    return [rewritten] if rewritten != text else []
+
+
+def meant_line(language: Language, line: str) -> str | None:
+    """For a line that is no command but reads as one once written as the bot writes it — a
+    step's name for its verb (エリア選択 1 2), hiragana for kanji or katakana (だす せいこう
+    スペード8): that command's line (AREA 1 2, PLAY ○ ♠8). Only a rewriting that parses
+    whole counts, so talk (だすのは明日, エリア選択むずかしい) stays talk."""
+    text = normalise(line)
+    if not text or language.parser.is_command_line(text):
+        return None
+    for rewritten in _rewritings(language.parser, text):
+        if not language.parser.is_command_line(rewritten):
+            continue
+        try:
+            command = language.parse(rewritten)
+        except CommandSyntaxError:
+            continue
+        canonical = getattr(command, "canonical", None)
+        return str(canonical()) if callable(canonical) else rewritten
+    return None
+
+
 def classify_line(language: Language, line: str) -> Kind:
     """ "command", "misspelt" or "talk".
 
@@ -145,7 +239,9 @@ def classify_line(language: Language, line: str) -> Kind:
             except CommandSyntaxError:
                 return "talk"
         return "command"
-    return "misspelt" if misspelt_verb(language, text) is not None else "talk"
+    if misspelt_verb(language, text) is not None or meant_line(language, text) is not None:
+        return "misspelt"
+    return "talk"
 
 
 def command_lines(language: Language, body: str) -> list[tuple[int, str]]:

@@ -340,6 +340,13 @@ def _game_command(session: Session, sub: Submission, work: Working, command: Any
     apply_game_command(sub, work, mine, command)
 
 
+def _board(session: Session, sub: Submission, work: Working, command: platform.Board) -> None:
+    """BOARD / 盤面: the reply shows the board and its picture; nothing changes."""
+    if work.state is None:
+        raise Refusal("まだ始まっていません。盤面は GM が START してから見られます。")
+    work.board_changed = True
+
+
 HANDLERS: dict[type, Handler] = {
     platform.Join: _join,
     platform.Leave: _leave,
@@ -355,6 +362,7 @@ HANDLERS: dict[type, Handler] = {
     platform.Absent: _absent,
     platform.Adjust: _adjust,
     platform.Bot: _bot,
+    platform.Board: _board,
 }
 
 

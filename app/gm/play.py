@@ -13,7 +13,7 @@ from app.games import commands as platform_commands
 from app.games.base import RuleError, normalise
 from app.gm.legal import legal_for
 from app.gm.platform import apply_command
-from app.gm.reply import failure_text
+from app.gm.reply import board_moved, failure_text, one_line_form
 from app.gm.submission import LineError, Refusal, Refused, apply_all, read
 from app.gm.working import Outcome, Submission, Working, autoplay_kicked, working_copy
 
@@ -59,7 +59,9 @@ def run(session: Session, sub: Submission) -> tuple[Outcome, Working | None]:
     turn_after = impl.turn_key(work.state) if work.state is not None else None
     if turn_before != turn_after or work.started:
         work.deadline_reset = True
-    work.board_changed = work.started or work.board_changed or turn_before != turn_after
+    # The board in the reply when the week, round or phase moved on (app/gm/reply.py).
+    moved = board_moved(impl, game.state, work.state)
+    work.board_changed = work.started or work.board_changed or moved
     return Outcome(True, None, "", ""), work
 
 
@@ -82,5 +84,8 @@ def _refusal_before_the_post(
 
 
 def _failure(sub: Submission, refused: Refused) -> Outcome:
-    text = failure_text(sub.anchor, refused.error, refused.legal)
+    hint = one_line_form(sub.impl, sub.lines, refused.error)
+    text = failure_text(
+        sub.anchor, refused.error, refused.legal, game_id=sub.game.id, kind=sub.impl.kind, hint=hint
+    )
     return Outcome(False, refused.error, "" if sub.sealed else text, text if sub.sealed else "")

@@ -1,18 +1,21 @@
-"""What the bot says: a refused line quoted with a caret and the lines legal now; an accepted
-submission's outcomes with the board when the turn moved; the closing post's result, seed and
-epilogue — all in the room of one post."""
+"""What the bot says: a refused line quoted with the word at fault marked and the lines legal
+now; an accepted submission's outcomes, with the board when the week, round or phase moved on;
+the closing post's result, seed and epilogue — all in the room of one post."""
 
 from __future__ import annotations
 
 import hashlib
-import unicodedata
+from typing import Any
 
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from app.db.models import Game, Move, SealedCommand
 from app.forum.service import MAX_BODY_CHARS, format_bbs_time
+from app.games.base import CommandSyntaxError, State, normalise
 from app.games.base import Game as GameImpl
+from app.games.kit.howto import rules_path
+from app.gm.lines import Language
 from app.gm.results import breakdown_text
 from app.gm.submission import LineError
 from app.gm.text import render_board_summary
@@ -21,26 +24,110 @@ from app.gm.working import Submission, Working
 BOT_NAME = "★GM"
 
 
-def _display_width(text: str) -> str:
-    """Spaces as wide as ``text``: ideographic spaces under wide characters."""
-    return "".join("　" if unicodedata.east_asian_width(ch) in "WF" else " " for ch in text)
+def _board_key(kind: str, state: State) -> tuple[Any, ...]:
+    """What changes when a good GM would post the board again (issue #43): the week, the
+    round, the phase between rounds (a draft, the decks) — not every turn or judgment.
+    カードゲーム's round is a pair of turns (each player attacked once)."""
+    over = bool(state.get("over"))
+    if kind == "eitsuku":
+        return (over, state.get("week"))
+    if kind == "eleusis":
+        return (over, state.get("round"))
+    if kind == "cardbattle":
+        return (over, state.get("phase") == "deck", (int(state.get("turn") or 0) + 1) // 2)
+    if "round" in state and "phase" in state:  # idolwp, populous
+        return (over, state.get("phase"), state.get("round"))
+    return (over, state.get("phase"), state.get("round"), state.get("week"), state.get("turn"))
 
 
-def failure_text(anchor: str, error: LineError, legal: list[str], unchanged: str = "ゲーム") -> str:
-    """A refused submission's answer: which line, the line with a caret under the column,
-    why, and what may be given now. ``unchanged``: what the refusal left as it was (the game;
-    the card registry)."""
+def board_moved(impl: GameImpl, before: State | None, after: State | None) -> bool:
+    """Whether the reply shows the board: the game started, or its week, round or phase
+    moved on (``_board_key``); the players ask for it in between with BOARD / 盤面."""
+    if before is None or after is None:
+        return before is not after
+    return _board_key(impl.kind, before) != _board_key(impl.kind, after)
+
+
+# How many of the lines legal now a refusal lists; the rest are on the game page (issue #43).
+LEGAL_SHOWN = 8
+
+
+def marked(source: str, column: int | None) -> str:
+    """The line with the word at ``column`` (1-based) between ▶ and ◀: a caret under it
+    landed under another character in a proportional font (issue #43)."""
+    if column is None or not 1 <= column <= len(source):
+        return source
+    start = column - 1
+    end = source.find(" ", start)
+    end = len(source) if end == -1 or end == start else end
+    return f"{source[:start]}▶{source[start:end]}◀{source[end:]}"
+
+
+def legal_list(legal: list[str], game_id: int | None) -> list[str]:
+    """The lines legal now as a short list: at most LEGAL_SHOWN, then how many more and where."""
+    if not legal:
+        # None the whole thread may read (a hand's plays name its cards): the poster's own
+        # list is on the game page.
+        return [] if game_id is None else [f"今できる命令はゲームページで: /games/{game_id}"]
+    lines = ["今できる命令:", *(f"・{line}" for line in legal[:LEGAL_SHOWN])]
+    more = len(legal) - LEGAL_SHOWN
+    if more > 0:
+        where = f"ゲームページで: /games/{game_id}" if game_id is not None else "ほかにもあります"
+        lines.append(f"…ほか {more} 件は{where}" if game_id is not None else f"…ほか {more} 件")
+    return lines
+
+
+def failure_text(
+    anchor: str,
+    error: LineError,
+    legal: list[str],
+    unchanged: str = "ゲーム",
+    *,
+    game_id: int | None = None,
+    kind: str | None = None,
+    hint: str = "",
+) -> str:
+    """A refused submission's answer: which line, the line with the word at fault marked,
+    why (one sentence), the one-line form when two lines should have been one (``hint``),
+    the lines legal now (a short list; the rest on the game page), and the kind's 遊び方 page.
+    ``unchanged``: what the refusal left as it was (the game; the card registry)."""
     lines = [anchor] if anchor else []
     lines.append(
         f"{error.line}行目の命令は受け付けられませんでした（{unchanged}は変わっていません）。"
     )
-    lines.append(f"　{error.source}")
-    if error.column is not None:
-        lines.append("　" + _display_width(error.source[: error.column - 1]) + "^")
+    lines.append("　" + marked(error.source, error.column))
     lines.append(error.message)
-    if legal:
-        lines.append("今できる命令: " + " / ".join(legal[:20]) + (" …" if len(legal) > 20 else ""))
+    if hint:
+        lines.append(hint)
+    lines.extend(legal_list(legal, game_id))
+    if kind is not None:
+        lines.append(f"遊び方: {rules_path(kind)}")
     return "\n".join(lines)
+
+
+def one_line_form(language: Language, lines: list[tuple[int, str]], error: LineError) -> str:
+    """When the refused line repeats the verb of an earlier line of the post (PLAY ○ ♠4 /
+    PLAY ○ ♥10) and the two read as one command: say that one line."""
+    refused = next((normalise(text) for number, text in lines if number == error.line), "")
+    words = refused.split(" ")
+    for number, text in lines:
+        if number >= error.line:
+            break
+        earlier = normalise(text).split(" ")
+        if earlier[0] != words[0]:
+            continue
+        shared = 0
+        while shared < min(len(earlier), len(words)) and earlier[shared] == words[shared]:
+            shared += 1
+        if shared == len(words):
+            continue
+        joined = " ".join([*earlier, *words[shared:]])
+        try:
+            command = language.parse(joined)
+        except CommandSyntaxError:
+            continue
+        return f"2行に分けず、1行にまとめて書いてください: {command.canonical()}"
+    return ""
 
 
 def success_text(session: Session, sub: Submission, work: Working) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.games.base import CommandSyntaxError, RuleError, normalise
-from app.gm.lines import Language, misspelt_verb
+from app.gm.lines import Language, meant_line, misspelt_verb
 
 log = logging.getLogger("bbsgm.gm")
 # What a line gets when reading or applying it raised anything but a refusal: a bug of the
@@ -88,6 +88,11 @@ def read(
             word = normalise(line).split(" ", 1)[0]
             message = f"「{word}」という命令はありません。もしかして {guess} ですか？"
             return Refused(LineError(number, 1, message, normalise(line)), legal_now())
+        meant = meant_line(language, line)
+        if meant is not None:  # issue #43: a line that looks like a move is answered
+            written = normalise(line)
+            message = f"「{written}」は {meant} のつもりでしたか？ そのままでは命令になりません。"
+            return Refused(LineError(number, None, message, normalise(line)), legal_now())
         try:
             commands.append(Read(number, line, language.parse(line)))
         except CommandSyntaxError as exc:

@@ -588,7 +588,7 @@ def test_set_phase_one_action_set_or_draw_is_an_interpretation() -> None:
     state, _ = play(state, 0, "DRAW")
     error = rejected(state, 0, "SET 主演 役者1")
     assert "セットフェイズの行動をもう行いました" in error.message
-    assert "(I: " in error.message and "R 2−2 セットフェイズ:" not in error.message
+    assert "(I:" not in error.message and "R 2−2" not in error.message  # issue #43: no labels
     assert "「次の行動を行うことができる」" in error.message
     assert "コストが支払えないため、イベントカードを1枚引きます" in error.message
     assert game.legal(state, 0) == ["END"]

@@ -56,7 +56,7 @@ def test_summary_text_shows_every_player_and_who_must_move(env: jinja2.Environme
             assert f"{slot} " in text
     assert "ストック:" in text and "イベント場:" in text and "予算の山:" in text
     if view["waiting_for"]:
-        assert "行動待ち: " + "、".join(view["waiting_for"]) in text
+        assert "手番待ち: " + "、".join(view["waiting_for"]) in text  # issue #43: one word
     assert "<" not in text.replace("<山>", "")
     assert not re.search(r"  ", text)  # nothing aligned by runs of spaces
 

@@ -260,7 +260,7 @@ def test_play_1_to_4_cards_from_hand() -> None:
     state = begin()
     rig_hand(state, 1, ["♥2", "♥3", "♠4", "♠5", "♣6"])
     assert "♦9" in rejected(state, 1, "PLAY ○ ♦9").message
-    assert "♥2 ♥2 は手札にそろっていません" in rejected(state, 1, "PLAY ○ ♥2 ♥2").message
+    assert "♥2 ♥2 のうち手札にないカードがあります" in rejected(state, 1, "PLAY ○ ♥2 ♥2").message
     act(state, 1, "PLAY ○ ♥2 ♠4 ♥3 ♠5")
 
 

@@ -39,7 +39,7 @@ def test_rule_must_come_sealed() -> None:
     state = game.setup(NAMES[:4], {}, Rng("s", 0))
     error = rejected(state, 0, f"RULE {ALTERNATE}", sealed=False)
     assert "非公開" in error.message and ALTERNATE not in error.message
-    assert "sealed" in rejected(state, 0, "RULE TEXT 赤黒", sealed=False).message
+    assert "非公開の書き込みで" in rejected(state, 0, "RULE TEXT 赤黒", sealed=False).message
     assert needs_seal(state, game.parse("RULE card.face")) is True
     state, _ = act(state, 0, f"RULE {ALTERNATE}", sealed=True)
     assert state["rule"] == ALTERNATE

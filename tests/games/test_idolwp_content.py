@@ -579,7 +579,8 @@ def test_fewer_than_twenty_cards_are_refused(tmp_path: Path) -> None:
     text = '[[cards]]\nname = "差し入れ"\ntext = "…"\ncount = 4\ntiming = "turn"\n'
     text += 'effect = "choice"\namount = 2\n'
     error = cards_error(tmp_path, text)
-    assert str(error) == "cards.toml:1: cards: at least 20 cards (R 2: アピールカード 20枚程度)"
+    said = "cards.toml:1: cards: at least 20 cards (the rule book: アピールカード 20枚程度)"
+    assert str(error) == said
 
 
 # Tables.

@@ -242,7 +242,7 @@ def check_deck(state: State, seat: int, command: Deck) -> list[CardSpec]:
     if cost > INITIAL_COST:
         raise RuleError(
             f"デッキコストが {cost} で、初期コスト {INITIAL_COST} を超えています"
-            "(D: 超えたデッキでは勝てないので受け付けません。R 総コストが1000を超えると敗北)。"
+            "(総コストが1000を超えると負けるため、超えるデッキは受け付けません)。"
         )
     return cards
 
@@ -515,9 +515,7 @@ def _attack(state: State, seat: int, command: Attack, events: Events) -> None:
     other = state["players"][other_seat]
     attackers = [a - 1 for a, _ in command.pairs]
     if len(set(attackers)) != len(attackers):
-        raise RuleError(
-            "1枚の通常カードが攻撃できるのは手番に1回です(R 1枚の通常カードにつき1回)。"
-        )
+        raise RuleError("1枚の通常カードが攻撃できるのは手番に1回です。")
     for number, target in command.pairs:
         card = own["field"][number - 1]
         if card["state"] != "active":
@@ -634,7 +632,7 @@ def _finish(state: State, wiped: list[int], events: Events) -> None:
     names = [_name(state, seat) for seat in range(PLAYERS)]
     second = 1 - state["first"]
     if len(over) == PLAYERS:
-        winner, reason = None, "両者とも総コストが1000を超えたため引き分け(D)"
+        winner, reason = None, "両者とも総コストが1000を超えたため引き分け"
     elif over:
         loser = over[0]
         winner = 1 - loser
@@ -643,13 +641,13 @@ def _finish(state: State, wiped: list[int], events: Events) -> None:
             f"{names[winner]}の勝ち(R 敗北条件が優先)"
         )
     elif len(wiped) == PLAYERS:
-        winner, reason = None, "両者の通常カードが同時に全て戦闘不能になったため引き分け(D)"
+        winner, reason = None, "両者の通常カードが同時に全て戦闘不能になったため引き分け"
     elif wiped:
         winner = 1 - wiped[0]
         reason = f"{names[wiped[0]]}の通常カードが全て戦闘不能になったため{names[winner]}の勝ち"
     else:
         winner = second
-        reason = f"10ターン経過時に両陣営にカードが残ったため、後攻の{names[second]}の勝ち(R)"
+        reason = f"10ターン経過時に両陣営にカードが残ったため、後攻の{names[second]}の勝ち"
     state.update(over=True, phase="over", winner=winner, reason=reason, passed=[])
     events.append(event("game_over", f"【決着】{reason}。"))
 

@@ -45,7 +45,7 @@ class Eitsuku(Game):
         # Everything in a stock is public (R 2−1); a week's moves have nothing to hide.
         return (
             "えいつくには秘密にする命令はありません。スレッドに書き込んでください。"
-            "(R: ストック場のカードはすべて公開)"
+            "(ストック場のカードはすべて公開)"
         )
 
     copy_state = staticmethod(rules.copy_state)
@@ -59,7 +59,7 @@ class Eitsuku(Game):
         return rules.execute(state, actor, command, rng)
 
     def gm_command_note(self, command: Any) -> str:
-        return "(D: 山の切り直しは GM の道具。UNDO のあとはボットが行います)"
+        return "(山の切り直しは GM の道具。UNDO のあとはボットが行います)"
 
     undo_lines = staticmethod(rules.undo_lines)
 

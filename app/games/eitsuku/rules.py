@@ -381,7 +381,7 @@ def _check_turn(state: State, seat: int, command: GameCommand) -> dict[str, Any]
     if not is_active(player):
         raise RuleError(
             f"{name}さんは第{player['released_week']}週に公開を宣言したので、もう行動できません"
-            "(R 2−2 エンドフェイズ「宣言を行った場合、次の週より行動することはできない」)。"
+            "(ルールブック「宣言を行った場合、次の週より行動することはできない」)。"
             "ほかのプレイヤーが終わるのを待ってください。"
         )
     if player["done"]:
@@ -389,20 +389,20 @@ def _check_turn(state: State, seat: int, command: GameCommand) -> dict[str, Any]
         raise RuleError(
             f"{name}さんは第{state['week']}週をすでに終えています。"
             f"ほかのプレイヤー({_names(state, waiting)})が週を終えるのを待っています"
-            "(R 2−2「すべてのプレイヤーのエンドフェイズが終了したらそのターンを終了する」)。"
+            "(ルールブック「すべてのプレイヤーのエンドフェイズが終了したらそのターンを終了する」)。"
         )
     if player["pending_choices"] and not isinstance(command, Choose):
         raise RuleError(
             f"{name}さんはゲーム開始時のダイスで 6 が出た役割カードの山をまだ選んでいません。"
             f"先に CHOOSE <山>({'・'.join(ROLE_DECKS)})を書いてください"
-            "(R 2−2「6任意」、I: 最初の週のほかの命令より前に選ぶ)。"
+            "(6 の山は好きに選べます。最初の週のほかの命令より前に選びます)。"
         )
     phase = _phase_of(command)
     if phase is not None and PHASE_RANK[phase] < PHASE_RANK[player["phase"]]:
         raise RuleError(
             f"{_verb(command)} は{PHASE_JA[phase]}の行動ですが、{name}さんは今週すでに"
             f"{PHASE_JA[player['phase']]}に進んでいます"
-            f"(R 2−2: フェイズは {PHASE_ORDER_TEXT} の順)。"
+            f"(フェイズは {PHASE_ORDER_TEXT} の順)。"
         )
     return player
 
@@ -519,7 +519,7 @@ def _check_scout_action(player: Mapping[str, Any]) -> None:
     if player["scouts_left"] <= 0:
         raise RuleError(
             f"{player['name']}さんは今週のスカウトフェイズの行動をもう行いました"
-            "(R 2−2 スカウトフェイズ「次のうちいずれか1つの行動」)。"
+            "(ルールブック「次のうちいずれか1つの行動」)。"
         )
 
 
@@ -527,7 +527,7 @@ def _check_set_action(player: Mapping[str, Any]) -> None:
     if player["sets_left"] <= 0:
         raise RuleError(
             f"{player['name']}さんは今週のセットフェイズの行動をもう行いました"
-            "(I: セットフェイズの行動は役割カードの配置かイベントカードのドローのどちらか1つ。"
+            "(セットフェイズの行動は役割カードの配置かイベントカードのドローのどちらか1つ。"
             "ルールブックは「次の行動を行うことができる」とだけ書き、回数を決めていません。"
             "例の「コストが支払えないため、イベントカードを1枚引きます」から1つと解釈しています。"
             "巻きを入れる で1回増やせます)。"
@@ -549,7 +549,7 @@ def _check_fits(card: str, slot: str) -> None:
         where = "主演か助演" if deck == SLOT_DECK["主演"] else f"{deck}"
         raise RuleError(
             f"{card} は{slot}には置けません。{deck}のカードは{where}の役割場にだけ置けます"
-            "(I: 役者は主演・助演、ほかの役割カードは同じ名前の役割場)。"
+            "(役者は主演・助演、ほかの役割カードは同じ名前の役割場)。"
         )
 
 
@@ -686,7 +686,7 @@ def check(state: State, seat: int, command: GameCommand) -> dict[str, int] | Non
         if occupant is not None:
             raise RuleError(
                 f"{name}さんの{command.slot}にはすでに {occupant} があります。"
-                "埋まった役割場はイベント(方針転換)でしか変えられません(I)。"
+                "埋まった役割場はイベント(方針転換)でしか変えられません。"
             )
         cost = set_cost(player, command.card)
         return _check_payment(f"{command.card}の配置", player, cost, command.pay, flip=False)
@@ -695,7 +695,7 @@ def check(state: State, seat: int, command: GameCommand) -> dict[str, int] | Non
         if missing:
             raise RuleError(
                 f"{'・'.join(missing)}が空なので公開できません"
-                "(R 2−2 エンドフェイズ「『主演』『脚本家』『音楽家』『演出家』の4つの『役割場』に"
+                "(ルールブック「『主演』『脚本家』『音楽家』『演出家』の4つの『役割場』に"
                 "役割が配置されている場合、公開を宣言する」)。END で週を終えてください。"
             )
         return None

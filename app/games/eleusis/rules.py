@@ -261,17 +261,17 @@ def needs_seal(state: State, command: GameCommand) -> bool | None:
 
 MUST_BE_SEALED = {
     "rule": (
-        "ルールは秘密です。非公開の書き込み(sealed)で RULE を送ってください"
-        "(R「親プレイヤーはルールを決め紙に記録しておく」)。"
+        "ルールは秘密です。非公開の書き込みで RULE を送ってください"
+        "(ルールブック「親プレイヤーはルールを決め紙に記録しておく」)。"
         "公開の書き込みに書いたルールは皆に見えてしまったので、別のルールを考えてください。"
     ),
     "judge": (
-        "預言者がいるので判定は秘密です。非公開の書き込み(sealed)で JUDGE を送ってください"
-        "(R「判定マーカーを秘密裏に握って判定を行う」)。"
+        "預言者がいるので判定は秘密です。非公開の書き込みで JUDGE を送ってください"
+        "(ルールブック「判定マーカーを秘密裏に握って判定を行う」)。"
     ),
 }
 # Why ENDROUND and PARENT are the GM's (said after "X は GM の命令です").
-GM_COMMAND_NOTE = "(I: ラウンドの終了は協議のうえ GM が ENDROUND、親の指名は GM が PARENT)"
+GM_COMMAND_NOTE = "(ラウンドの終了は協議のうえ GM が ENDROUND、親の指名は GM が PARENT)"
 
 
 # --------------------------------------------------------------------------- checks
@@ -305,7 +305,7 @@ def check(state: State, actor: Actor, command: GameCommand, sealed: bool) -> Non
         if actor != parent:
             raise RuleError(
                 f"ルールを決めるのは親({_name(state, parent)}さん)です"
-                "(R「親プレイヤーはルールを決め紙に記録しておく」)。"
+                "(ルールブック「親プレイヤーはルールを決め紙に記録しておく」)。"
             )
         if phase != "rule":
             raise RuleError(
@@ -342,7 +342,7 @@ def check(state: State, actor: Actor, command: GameCommand, sealed: bool) -> Non
             reason = (
                 "形式ルールでは親の判定はボットが行います。"
                 if actor == parent
-                else "判定するのは親と、プレイした子以外の預言者です(R)。"
+                else "判定するのは親と、プレイした子以外の預言者です。"
             )
             raise RuleError(f"{name}さんはこのプレイを判定しません。{reason}判定する人: {who}。")
         if judges[0]["judgment"] is not None:
@@ -359,12 +359,14 @@ def check(state: State, actor: Actor, command: GameCommand, sealed: bool) -> Non
         if state["window"] != actor:
             raise RuleError(
                 "預言者の宣言ができるのは、自分の手番の最後(判定が済んでから次の子が出すまで)"
-                "です(R「手番の最後に預言者の宣言ができる」)。"
+                "です(ルールブック「手番の最後に預言者の宣言ができる」)。"
             )
         return
     if isinstance(command, Hint):
         if actor != parent:
-            raise RuleError("ヒントを出せるのは親だけです(R「親プレイヤーのヒントタイム」)。")
+            raise RuleError(
+                "ヒントを出せるのは親だけです(ルールブック「親プレイヤーのヒントタイム」)。"
+            )
         if hints_left(state) <= 0:
             given = len(state["hints"])
             raise RuleError(
@@ -374,7 +376,7 @@ def check(state: State, actor: Actor, command: GameCommand, sealed: bool) -> Non
         if prophets(state) and about_to_end(state):
             raise RuleError(
                 "預言者がいて、ラウンドが間もなく終わりそう(手札が4枚以下の子がいる)なので"
-                "ヒントは出せません(R「但し預言者が存在していて間もなくラウンドが終了しそうな"
+                "ヒントは出せません(ルールブック「但し預言者が存在していて間もなくラウンドが終了しそうな"
                 "状態であればこの限りではない」)。"
             )
         return
@@ -397,16 +399,18 @@ def _check_play(state: State, actor: int, command: Play) -> None:
     if state["turn"] != actor:
         raise RuleError(f"いまは{_name(state, state['turn'])}さんの手番です。")
     if command.declaration not in (SUCCESS, FAILURE):
-        raise RuleError("宣言は ○(全部成功)か ●(全部失敗)です(R)。")
+        raise RuleError("宣言は ○(全部成功)か ●(全部失敗)です。")
     if not 1 <= len(command.cards) <= 4:
-        raise RuleError("一度に出せるのは 1〜4 枚です(R「手札より1枚以上4枚以下のカード」)。")
+        raise RuleError(
+            "一度に出せるのは 1〜4 枚です(ルールブック「手札より1枚以上4枚以下のカード」)。"
+        )
     missing = Counter(command.cards) - Counter(state["players"][actor]["hand"])
     if missing:
         # Neither the hand nor which of the cards are missing is named: rule errors are posted
         # in the thread.
         raise RuleError(
-            f"{_cards(command.cards)} は手札にそろっていません"
-            "(同じカードを2枚出すには2枚持っている必要があります)。"
+            f"{_cards(command.cards)} のうち手札にないカードがあります(手札は秘密なので、どれかは"
+            "スレッドでは言いません: ゲームページの「あなたの手元」で確かめてください)。"
         )
 
 
@@ -553,7 +557,7 @@ def _play(state: State, seat: int, command: Play, events: Events) -> None:
     state["phase"] = "judge"
     state["step"] += 1
     who = _names(state, [entry["seat"] for entry in judges])
-    how = "非公開(sealed)で判定してください" if secret else "JUDGE で判定してください"
+    how = "非公開で判定してください" if secret else "JUDGE で判定してください"
     events.append(event("judging", f"判定待ち: {who}。{how}(JUDGE ○|●|○●)。"))
 
 
@@ -653,15 +657,17 @@ def _resolve(state: State, actor: Actor, events: Events) -> None:
         text += f"(出した枚数 {len(cards)} × {PENALTY_PER_CARD})。" if len(drawn) == owed else "。"
         if len(drawn) < owed:
             reasons.append(
-                "山札が足りない(R「山札のカードを引き切ってそのラウンドは失格」)"
+                "山札が足りない(ルールブック「山札のカードを引き切ってそのラウンドは失格」)"
                 if drawn
-                else "山札が無い(R「山札が無い状態で…失格」)"
+                else "山札が無い(ルールブック「山札が無い状態で…失格」)"
             )
         if player["prophet"]:
-            reasons.append("預言者の宣言違い(R「そのラウンドは即失格…預言者失格のペナルティ」)")
+            reasons.append(
+                "預言者の宣言違い(ルールブック「そのラウンドは即失格…預言者失格のペナルティ」)"
+            )
             player["prophet_failed"] = True
         if state["played"] >= DISQUALIFY_AFTER:
-            reasons.append(f"{DISQUALIFY_AFTER}枚が出された以降の宣言失敗(R)")
+            reasons.append(f"{DISQUALIFY_AFTER}枚が出された以降の宣言失敗")
     events.append(
         event(
             "judgment",

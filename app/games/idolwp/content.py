@@ -354,7 +354,7 @@ class Cards(_Frozen):
 def _check_cards(cards: Cards) -> None:
     require_unique(cards.cards, "name", "cards")
     if sum(card.count for card in cards.cards) < 20:
-        raise EntryError(("cards",), "at least 20 cards (R 2: アピールカード 20枚程度)")
+        raise EntryError(("cards",), "at least 20 cards (the rule book: アピールカード 20枚程度)")
 
 
 # --------------------------------------------------------------------------- tables

@@ -416,8 +416,7 @@ def _end_turn(state: State, events: Events) -> None:
                 event(
                     "money",
                     f"{_name(state, seat)}さんはアイドルが2人ともゴールにいるので、"
-                    "マニーを1枚得ました"
-                    "(R 4.3)。",
+                    "マニーを1枚得ました。",
                     seat=seat,
                 )
             )
@@ -577,7 +576,7 @@ def _enter_event(state: State, seat: int, entry: EventEntry, rng: Rng, events: E
                 "枚)。"
             )
     if entry.double and player["memory"] < 1:
-        raise RuleError("DOUBLE には思い出チップが1枚要りますが、持っていません(R 4.6)。")
+        raise RuleError("DOUBLE には思い出チップが1枚要りますが、持っていません。")
     kind, target = level_target(state, level, event_card)
     shown = dict(player["abilities"])
     for ability, count in boost.items():
@@ -639,7 +638,7 @@ def _draw_cards(state: State, seat: int, count: int, rng: Rng, events: Events) -
             event(
                 "discard",
                 f"{player['name']}さんはカードが上限 {limit} 枚を {over} 枚超えています。"
-                "DISCARD <カード> で捨ててください(R 4.6)。",
+                "DISCARD <カード> で捨ててください。",
                 seat=seat,
             )
         )
@@ -715,7 +714,7 @@ def _play_card(state: State, seat: int, command: CardPlay, rng: Rng, events: Eve
         text += "でこの手番はどちらのアイドルも動かせます(A/B の制約なし)。"
     elif effect == "event_now":
         if state["phase"] != "play":
-            raise RuleError("イベントはもう終わっています(R 6)。")
+            raise RuleError("イベントはもう終わっています。")
         state["pending"] = {"kind": "event", "seat": seat, "by": "card"}
         text += "で今イベントに参加します。EVENT LV<n> を書いてください。"
     elif effect == "draw":
@@ -788,13 +787,11 @@ def _resolve_space(
     name = player["name"]
     if command.money:
         if space.type in ("start", "goal"):
-            raise RuleError(
-                "マニーでイベントに参加できるのはスタートとゴール以外のマスだけです(R 5.1)。"
-            )
+            raise RuleError("マニーでイベントに参加できるのはスタートとゴール以外のマスだけです。")
         if state["phase"] != "play":
             raise RuleError("イベントはもう終わっています。")
         if player["money"] < 1:
-            raise RuleError("マニーチップを持っていません(R 4.6)。")
+            raise RuleError("マニーチップを持っていません。")
         player["money"] -= 1
         events.append(
             event(
@@ -883,7 +880,7 @@ def _move(state: State, seat: int, command: Move, rng: Rng, events: Events) -> N
             f"{'・'.join(player['idols'])})。"
         )
     if state["turn_state"]["moved"]:
-        raise RuleError("この手番はもうアイドルを動かしました(アクションは1手番に1回、R 4.3)。")
+        raise RuleError("この手番はもうアイドルを動かしました(アクションは1手番に1回)。")
     board = board_of(state)
     goal = _goal(board)
     current = player["positions"][command.idol]
@@ -894,7 +891,7 @@ def _move(state: State, seat: int, command: Move, rng: Rng, events: Events) -> N
         raise RuleError(
             f"この手番に動かせるのは {'・'.join(due)} です(前の手番に {command.idol} "
             "を動かしました。"
-            "R 4.3: A と B は手番ごとに交互)。"
+            "A と B は手番ごとに交互)。"
         )
     target = space_of(board, command.space)
     if target is None:
@@ -911,15 +908,14 @@ def _move(state: State, seat: int, command: Move, rng: Rng, events: Events) -> N
     if other and player["positions"][other[0]] == goal and command.space != goal:
         raise RuleError(
             f"{other[0]} がゴールにいるので、{command.idol} はゴール({goal})へ"
-            "動かすしかありません(R 4.3)。"
+            "動かすしかありません。"
         )
     if command.space != goal:
         for other_player in state["players"]:
             for idol, space in other_player["positions"].items():
                 if space == command.space:
                     raise RuleError(
-                        f"{command.space} にはもう {idol} がいます(ゴール以外のマスには1人だけ、R "
-                        "4.3)。"
+                        f"{command.space} にはもう {idol} がいます(ゴール以外のマスには1人だけ)。"
                     )
     player["positions"][command.idol] = command.space
     if player["a_idol"] is None:
@@ -974,13 +970,13 @@ def _check_turn(state: State, seat: int, command: GameCommand) -> None:
             raise RuleError("まずアイドルを選びます(PICK <アイドル>、カタン取りの順)。")
         if seat != state["turn"]:
             raise RuleError(
-                f"今アイドルを選ぶのは{_name(state, state['turn'])}さんです(R 3.2 カタン取り)。"
+                f"今アイドルを選ぶのは{_name(state, state['turn'])}さんです(指名は順番に)。"
             )
         return
     if isinstance(command, Pick):
         raise RuleError("アイドルの指名はもう終わっています。")
     if seat != state["turn"]:
-        raise RuleError(f"今は{_name(state, state['turn'])}さんの手番です(R 4.3)。")
+        raise RuleError(f"今は{_name(state, state['turn'])}さんの手番です。")
 
 
 def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
@@ -1065,9 +1061,7 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
         _move(state, seat, command, rng, events)
     elif isinstance(command, EventEntry):
         if pending is None or pending["kind"] != "event":
-            raise RuleError(
-                "今はイベントに参加できません(イベントのマスか、移動の直後に MONEY、R 5.1)。"
-            )
+            raise RuleError("今はイベントに参加できません(イベントのマスか、移動の直後に MONEY)。")
         state["pending"] = None
         _enter_event(state, seat, command, rng, events)
     elif isinstance(command, Train):

@@ -129,6 +129,11 @@ PLATFORM_COMMANDS: tuple[CommandHelp, ...] = (
         N_("書き込めない時間を知らせて、手番の期限を延ばしてもらいます（1ゲームに数回まで）。"),
         ("ABSENT 48",),
     ),
+    CommandHelp(
+        "common__BOARD",
+        N_("盤面をその場で見せます（誰でも。ゲームは変わりません）。"),
+        ("BOARD", "盤面"),
+    ),
 )
 
 

@@ -78,7 +78,8 @@ class Outcome:
     error: LineError | None
     public_text: str  # for the thread ("" = nothing to post)
     private_text: str  # for the submitter of a sealed command
-    applied: int = 0
+    applied: int = 0  # refused, yet the lines before kept (a draw, a die): how many
+    stopped: tuple[int, str] | None = None  # a preview's stop: that line, and what it says
 
 
 @dataclass

@@ -1767,3 +1767,16 @@ def _prompt(state: State) -> str:
     if step == "reveal":
         return f"次: {name}の決算 REVEAL <伏せたスキル>。"
     return ""
+
+
+def reveals(state: State, command: Any) -> str | None:
+    """``Game.reveals``: the dice of a war and of a 3-wrath catastrophe, and the secret
+    steps whose last choice shows everyone's (draws and face-down cards: the platform sees
+    them change ``hidden``)."""
+    if isinstance(command, War):
+        return "サイコロを振る"
+    if isinstance(command, Catastrophe) and command.paid == 3:
+        return "サイコロでマスが決まる"
+    if isinstance(command, Cubes | Pick):
+        return "全員の選択がそろうと公開される"
+    return None

@@ -1,0 +1,266 @@
+"""docs/security.md, "No answer depends on a hidden or random result" (issue #40): a line that
+draws, rolls or is judged ends what a preview can say, and a later line of the same post that
+is refused no longer undoes it. Each test builds two games that differ only in what nobody may
+see — a closed deck's order, the secret rule, the die — and the same post must get the same
+answer from both, byte for byte."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from sqlalchemy.orm import Session
+
+from app.accounts import users as accounts
+from app.db.models import Game, Move, Post, User
+from app.games.base import Rng, RuleError, State
+from app.games.cardbattle import game as cardbattle
+from app.gm import service as gm
+from tests.conftest import unique_name
+from tests.support.cardbattle import ability, magic, normal
+from tests.test_gm_pipeline import SECRET, seed_without_choice
+
+RULE_ODD_EVEN = "prev.parity != card.parity"
+RULE_SAME_PARITY = "prev.parity == card.parity"
+
+
+def _user(session: Session) -> User:
+    return accounts.register(session, unique_name("or"), "password123")
+
+
+def _table(session: Session, kind: str, players: int, seed: str, **options: Any) -> dict[str, Any]:
+    master = _user(session)
+    seated = [_user(session) for _ in range(players)]
+    game = gm.create_game(session, master, kind, "卓", dict(options), SECRET, seed=seed)
+    for user in seated:
+        gm.submit_post(session, game.thread_id, user, "JOIN", SECRET)
+    _, replies = gm.submit_post(session, game.thread_id, master, "START", SECRET)
+    assert replies[0].reply_ok, replies[0].body
+    return {"gm": master, "players": seated, "game": game}
+
+
+def _answers(
+    session: Session,
+    game: Game,
+    hidden: Callable[[State], None],
+    ask: Callable[[], list[Post]],
+) -> list[tuple[bool | None, str]]:
+    """What ``ask`` gets once ``hidden`` has changed the game's hidden parts, all of it then
+    rolled back (a savepoint), so the next variant starts from the same game."""
+    nested = session.begin_nested()
+    state = dict(game.state or {})
+    hidden(state)
+    game.state = state
+    session.flush()
+    replies = ask()
+    said = [(reply.reply_ok, reply.body) for reply in replies]
+    nested.rollback()
+    return said
+
+
+# --------------------------------------------------------------------------- えいつく SCOUT
+
+
+def _eitsuku(session: Session) -> tuple[dict[str, Any], str, str]:
+    """A started game whose first seat may SCOUT 役者: the table, a 役者 card of the closed
+    deck that seat does not hold, and another card of that deck."""
+    names_seed = seed_without_choice(["x", "y"])  # any seed; the deck order is set below
+    table = _table(session, "eitsuku", 2, names_seed)
+    state = table["game"].state
+    stock = state["players"][0]["stock"]
+    deck = state["decks"]["役者"]
+    wanted = next(card for card in deck if card not in stock)
+    other = next(card for card in deck if card != wanted)
+    return table, wanted, other
+
+
+def _on_top(card: str) -> Callable[[State], None]:
+    def change(state: State) -> None:
+        decks = {name: list(cards) for name, cards in state["decks"].items()}
+        deck = decks["役者"]
+        deck.remove(card)
+        deck.append(card)  # the end is the top
+        state["decks"] = decks
+
+    return change
+
+
+def test_a_preview_of_scout_then_set_is_the_same_whatever_the_decks_top(session: Session) -> None:
+    """R: the closed deck's next card is nobody's to know; a preview of ``SCOUT 役者`` then
+    ``SET 主演 <card>`` read the SET against the card drawn (accepted only when it was the
+    top): now the preview stops after the SCOUT, saying so, and names no card."""
+    table, wanted, other = _eitsuku(session)
+    game, player = table["game"], table["players"][0]
+    body = f"SCOUT 役者\nSET 主演 {wanted}"
+
+    def ask() -> list[Post]:
+        return gm.preview(session, game.thread_id, player, body, SECRET)[1]
+
+    top = _answers(session, game, _on_top(wanted), ask)
+    not_top = _answers(session, game, _on_top(other), ask)
+    assert top == not_top
+    assert top[0][0] is True
+    assert "1行目はこのまま受け付けられます。この行で山札からカードを引くため" in top[0][1]
+    assert "2行目から先の命令はプレビューできません" in top[0][1]
+    assert wanted not in top[0][1] and other not in top[0][1].replace(f"SET 主演 {wanted}", "")
+
+
+def test_a_refused_line_after_a_scout_does_not_undo_the_scout(session: Session) -> None:
+    """docs/gm.md: a line that draws is final once applied. ``SCOUT 役者`` then a SET of a
+    card not drawn: the SCOUT is kept (its reply ok, the move logged) and the SET gets its own
+    refusal, which says the line before it was applied; posted again, the post cannot draw
+    again for free."""
+    table, wanted, other = _eitsuku(session)
+    game, player = table["game"], table["players"][0]
+    state = dict(game.state)
+    _on_top(other)(state)
+    game.state = state
+    session.flush()
+    before = game.last_seq
+    _, replies = gm.submit_post(
+        session, game.thread_id, player, f"SCOUT 役者\nSET 主演 {wanted}", SECRET
+    )
+    assert [r.reply_ok for r in replies] == [True, False], [r.body for r in replies]
+    assert f"{other} をスカウトしました" in replies[0].body
+    assert "2行目の命令は受け付けられませんでした" in replies[1].body
+    assert "1行目までは適用済みです" in replies[1].body
+    assert replies[1].reply_error is not None and replies[1].reply_error["line"] == 2
+    session.refresh(game)
+    assert game.last_seq == before + 1
+    moves = session.query(Move).filter(Move.game_id == game.id, Move.seq > before).all()
+    assert [m.command for m in moves] == ["SCOUT 役者"]
+
+
+def test_lines_before_a_scout_are_still_all_or_nothing(session: Session) -> None:
+    """docs/gm.md: a refused line undoes the lines after the last that drew — here none drew
+    before it, so nothing of the post is kept."""
+    table, _wanted, _other = _eitsuku(session)
+    game, player = table["game"], table["players"][0]
+    before = game.last_seq
+    _, replies = gm.submit_post(session, game.thread_id, player, "BUY 小\nBUY 小\nBUY 小", SECRET)
+    session.refresh(game)
+    if replies[0].reply_ok:  # the budget allowed all three: nothing to check
+        pytest.skip("the budget allowed three BUYs")
+    assert len(replies) == 1 and game.last_seq == before
+
+
+# --------------------------------------------------------------------------- エリューシス PLAY
+
+
+def _eleusis(session: Session) -> tuple[dict[str, Any], User, str]:
+    """A 4-seat game, seat 1 the parent, its rule sealed: seat 2 to play, and a card of its
+    hand."""
+    table = _table(session, "eleusis", 4, "oracle-eleusis", rounds=1)
+    parent = table["players"][0]
+    row, _post = gm.submit_sealed(session, table["game"].id, parent, f"RULE {RULE_ODD_EVEN}", SECRET)
+    assert row.ok, row.reply
+    game = table["game"]
+    session.refresh(game)
+    player = table["players"][1]
+    card = game.state["players"][1]["hand"][0]
+    return table, player, card
+
+
+def _rule(text: str) -> Callable[[State], None]:
+    def change(state: State) -> None:
+        state["rule"] = text
+
+    return change
+
+
+@pytest.mark.parametrize("declaration", ["○", "●"])
+def test_a_preview_of_play_then_prophet_is_the_same_whatever_the_secret_rule(
+    session: Session, declaration: str
+) -> None:
+    """R: the secret rule's judgment is the parent's secret until the card is played; a
+    preview of ``PLAY <decl> X`` + ``PROPHET`` was accepted only when the declaration was right.
+    Under two rules judging X opposite ways the preview is the same, stopping after the PLAY."""
+    table, player, card = _eleusis(session)
+    game = table["game"]
+    body = f"PLAY {declaration} {card}\nPROPHET"
+
+    def ask() -> list[Post]:
+        return gm.preview(session, game.thread_id, player, body, SECRET)[1]
+
+    one = _answers(session, game, _rule(RULE_ODD_EVEN), ask)
+    other = _answers(session, game, _rule(RULE_SAME_PARITY), ask)
+    assert one == other
+    assert one[0][0] is True
+    assert "秘密のルールで判定される" in one[0][1] and "判定 " not in one[0][1]
+
+
+def test_a_refused_prophet_after_a_play_keeps_the_play(session: Session) -> None:
+    """A refused real post let the child retry with the other declaration unpunished: the
+    PLAY is now final once judged, whatever follows it."""
+    table, player, card = _eleusis(session)
+    game = table["game"]
+    before = game.last_seq
+    for text in (RULE_ODD_EVEN, RULE_SAME_PARITY):
+        said = _answers(
+            session,
+            game,
+            _rule(text),
+            lambda: gm.submit_post(
+                session, game.thread_id, player, f"PLAY ○ {card}\nPROPHET", SECRET
+            )[1],
+        )
+        assert said[0][0] is True, said  # the PLAY is kept, right or wrong
+        assert "判定 " in said[0][1]
+        if len(said) == 2:  # the PROPHET refused: on its own, after the judged PLAY
+            assert said[1][0] is False and "1行目までは適用済みです" in said[1][1]
+    session.refresh(game)
+    assert game.last_seq == before  # the savepoints rolled back
+
+
+# --------------------------------------------------------------------------- カードゲーム MAGIC
+
+
+TWO_FACED = {
+    card.name: card
+    for card in (
+        normal("反撃手", 100, 10, 100, ability("damage_all", 100, "destroyed")),
+        normal("壁", 100, 10, 900),
+        normal("狙われ", 100, 50, 100, ability("cost", 300, "destroyed")),
+        normal("追放者", 100, 10, 100, ability("remove", 0, "destroyed")),
+        normal("盾A", 100, 10, 900),
+        normal("盾B", 100, 10, 900),
+        magic("大火", 10, ability("damage_all", 100)),
+        magic("二面", 10, ability("damage", 10), ability("heal", 10)),
+    )
+}
+
+
+def _do(state: State, seat: int, line: str, seq: int, seed: str = "do") -> State:
+    command = cardbattle.parse(line)
+    sealed = cardbattle.needs_seal(state, command) is True
+    state, _ = cardbattle.apply(state, seat, command, Rng(seed, seq), sealed=sealed)
+    return state
+
+
+def test_a_magic_cards_target_is_refused_or_not_whatever_the_die() -> None:
+    """R 複数記載されている場合、ランダムで実行される内容が選ばれる (ダイス) and R 除外: B's 3 is
+    removed, A's 3 is not; 二面 damages A's side or heals B's. Its refusal hung on the die
+    (a retry got the same die, seeded by the unadvanced move number): now the target is
+    checked for every ability the die may choose, before the roll."""
+    state = cardbattle.setup(["A", "B"], {"pool": TWO_FACED}, Rng("t", 0))
+    state = _do(state, 0, "DECK 追放者 盾A 盾B MAGIC 大火", 1)
+    state = _do(state, 1, "DECK 反撃手 壁 狙われ MAGIC 二面", 2)
+    state = _do(state, 0, "MAGIC 大火", 3)
+    assert state["players"][1]["field"][2]["state"] == "removed"
+    assert state["players"][0]["field"][2]["state"] == "active"
+    said: set[str] = set()
+    for n in range(24):
+        try:
+            _do(state, 1, "MAGIC 二面 3", 4, seed=f"die-{n}")
+            said.add("accepted")
+        except RuleError as error:
+            said.add(error.message)
+    assert said == {"3番のカードは除外されているので対象にできません。"}
+
+
+def test_a_magic_card_with_several_abilities_reveals_its_die() -> None:
+    """Game.reveals: such a MAGIC line is final once applied (the die picks the ability)."""
+    state = cardbattle.setup(["A", "B"], {"pool": TWO_FACED}, Rng("t", 0))
+    assert cardbattle.reveals(state, cardbattle.parse("MAGIC 二面")) == "ダイスで能力が決まる"
+    assert cardbattle.reveals(state, cardbattle.parse("MAGIC 大火")) is None

@@ -153,7 +153,9 @@ def _eleusis(session: Session) -> tuple[dict[str, Any], User, str]:
     hand."""
     table = _table(session, "eleusis", 4, "oracle-eleusis", rounds=1)
     parent = table["players"][0]
-    row, _post = gm.submit_sealed(session, table["game"].id, parent, f"RULE {RULE_ODD_EVEN}", SECRET)
+    row, _post = gm.submit_sealed(
+        session, table["game"].id, parent, f"RULE {RULE_ODD_EVEN}", SECRET
+    )
     assert row.ok, row.reply
     game = table["game"]
     session.refresh(game)
@@ -190,25 +192,29 @@ def test_a_preview_of_play_then_prophet_is_the_same_whatever_the_secret_rule(
     assert "秘密のルールで判定される" in one[0][1] and "判定 " not in one[0][1]
 
 
-def test_a_refused_prophet_after_a_play_keeps_the_play(session: Session) -> None:
+def test_a_refused_line_after_a_play_keeps_the_judged_play(session: Session) -> None:
     """A refused real post let the child retry with the other declaration unpunished: the
-    PLAY is now final once judged, whatever follows it."""
+    PLAY is now final once judged, whatever follows it — the third line (a second PROPHET)
+    is refused on its own reply, the same under either rule, and the PLAY stays."""
     table, player, card = _eleusis(session)
     game = table["game"]
     before = game.last_seq
+    refusals = []
     for text in (RULE_ODD_EVEN, RULE_SAME_PARITY):
         said = _answers(
             session,
             game,
             _rule(text),
             lambda: gm.submit_post(
-                session, game.thread_id, player, f"PLAY ○ {card}\nPROPHET", SECRET
+                session, game.thread_id, player, f"PLAY ○ {card}\nPROPHET\nPROPHET", SECRET
             )[1],
         )
-        assert said[0][0] is True, said  # the PLAY is kept, right or wrong
-        assert "判定 " in said[0][1]
-        if len(said) == 2:  # the PROPHET refused: on its own, after the judged PLAY
-            assert said[1][0] is False and "1行目までは適用済みです" in said[1][1]
+        assert len(said) == 2 and said[0][0] is True, said  # the PLAY is kept, right or wrong
+        assert "判定 " in said[0][1] and "✔ PROPHET" not in said[0][1]
+        assert said[1][0] is False and "3行目の命令は受け付けられませんでした" in said[1][1]
+        assert "1行目までは適用済みです" in said[1][1]
+        refusals.append(said[1])
+    assert refusals[0] == refusals[1]
     session.refresh(game)
     assert game.last_seq == before  # the savepoints rolled back
 

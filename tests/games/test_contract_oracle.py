@@ -6,19 +6,23 @@ answer from both, byte for byte."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pytest
 from sqlalchemy.orm import Session
 
 from app.accounts import users as accounts
+from app.db.engine import Database
 from app.db.models import Game, Move, Post, User
 from app.games.base import Rng, RuleError, State
 from app.games.cardbattle import game as cardbattle
 from app.gm import service as gm
 from tests.conftest import unique_name
 from tests.support.cardbattle import ability, magic, normal
+from tests.support.load_support import fast_users, started_eitsuku
 from tests.test_gm_pipeline import SECRET, seed_without_choice
 
 RULE_ODD_EVEN = "prev.parity != card.parity"
@@ -270,3 +274,133 @@ def test_a_magic_card_with_several_abilities_reveals_its_die() -> None:
     state = cardbattle.setup(["A", "B"], {"pool": TWO_FACED}, Rng("t", 0))
     assert cardbattle.reveals(state, cardbattle.parse("MAGIC 二面")) == "ダイスで能力が決まる"
     assert cardbattle.reveals(state, cardbattle.parse("MAGIC 大火")) is None
+
+
+# --------------------------------------------------------------------------- over HTTP
+
+
+def _rewrite(database: Database, game_id: int, change: Callable[[Game], None]) -> None:
+    """Change what nobody sees of a game (its state's hidden parts, its seed), committed."""
+    with database.session() as s:
+        game = s.get(Game, game_id)
+        assert game is not None
+        change(game)
+        s.commit()
+
+
+def _state_change(change: Callable[[State], None]) -> Callable[[Game], None]:
+    def on(game: Game) -> None:
+        state = copy.deepcopy(game.state or {})
+        change(state)
+        game.state = state
+
+    return on
+
+
+def _said(reply: httpx.Response) -> list[tuple[Any, Any, Any]]:
+    """A post's replies as the poster reads them, without their times."""
+    assert reply.status_code in (200, 201), reply.text
+    return [(r["ok"], r["body"], r["error"]) for r in reply.json()["replies"]]
+
+
+def test_http_eitsuku_scout_then_set_previews_alike_and_keeps_the_scout(
+    client: httpx.Client, database: Database
+) -> None:
+    """Issue #40's first example, through the API: four decks read card by card with
+    previews of ``SCOUT 役者`` + ``SET 主演 役者N``. Both deck orders answer alike; posted,
+    the SCOUT is kept and the SET refused on its own reply."""
+    master, player, other = fast_users(database, 3, client, prefix="orc")
+    game = started_eitsuku(master, [player, other], "神託")
+    gid, tid = game["id"], game["thread_id"]
+    for _ in range(8):  # the dice may have left cards to CHOOSE first
+        legal = player.get(f"/api/games/{gid}/legal").json()["commands"]
+        choose = [line for line in legal if line.startswith("CHOOSE")]
+        if not choose:
+            break
+        assert player.post(f"/api/threads/{tid}/posts", {"body": choose[0]}).json()["replies"][0][
+            "ok"
+        ]
+    with database.session() as s:
+        state = s.get(Game, gid).state  # type: ignore[union-attr]
+    stock, deck = state["players"][0]["stock"], state["decks"]["役者"]
+    wanted = next(card for card in deck if card not in stock)
+    spare = next(card for card in deck if card != wanted)
+    body = {"body": f"SCOUT 役者\nSET 主演 {wanted}"}
+    previews = []
+    for top in (wanted, spare):
+        _rewrite(database, gid, _state_change(_on_top(top)))
+        previews.append(_said(player.post(f"/api/games/{gid}/preview", body)))
+    assert previews[0] == previews[1]
+    assert previews[0][0][0] is True and "プレビューできません" in previews[0][0][1]
+    posted = _said(player.post(f"/api/threads/{tid}/posts", body))  # the spare on top
+    assert [ok for ok, _, _ in posted] == [True, False]
+    assert f"{spare} をスカウトしました" in posted[0][1]
+    assert posted[1][2]["line"] == 2 and "1行目までは適用済みです" in posted[1][1]
+    moves = client.get(f"/api/games/{gid}/moves").json()
+    assert "SCOUT 役者" in [move.get("command", move.get("line")) for move in moves][-1:]
+
+
+def test_http_eleusis_play_then_prophet_previews_alike_under_either_rule(
+    client: httpx.Client, database: Database
+) -> None:
+    """Issue #40's second example: ``PLAY ○ X`` + ``PROPHET`` against ``PLAY ● X`` +
+    ``PROPHET`` told the secret rule's verdict. Under two rules judging X opposite ways,
+    each preview answers alike."""
+    master, *seats = fast_users(database, 5, client, prefix="ore")
+    made = master.post("/api/games", {"kind": "eleusis", "title": "神託", "options": {"rounds": 1}})
+    game = made.json()
+    gid, tid = game["id"], game["thread_id"]
+    for seat in seats:
+        seat.post(f"/api/threads/{tid}/posts", {"body": "JOIN"})
+    assert master.post(f"/api/threads/{tid}/posts", {"body": "START"}).json()["replies"][0]["ok"]
+    sealed = seats[0].post(f"/api/games/{gid}/sealed", {"body": f"RULE {RULE_ODD_EVEN}"})
+    assert sealed.json()["sealed"]["ok"], sealed.text
+    with database.session() as s:
+        card = s.get(Game, gid).state["players"][1]["hand"][0]  # type: ignore[union-attr]
+    for declaration in ("○", "●"):
+        body = {"body": f"PLAY {declaration} {card}\nPROPHET"}
+        previews = []
+        for rule in (RULE_ODD_EVEN, RULE_SAME_PARITY):
+            _rewrite(database, gid, _state_change(_rule(rule)))
+            previews.append(_said(seats[1].post(f"/api/games/{gid}/preview", body)))
+        assert previews[0] == previews[1], previews
+        assert previews[0][0][0] is True and "判定 " not in previews[0][0][1]
+
+
+def test_http_cardbattle_magic_refusal_is_the_same_whatever_the_die(
+    client: httpx.Client, database: Database
+) -> None:
+    """Issue #40's third example: a refusal of ``MAGIC <card> <n>`` hung on the die, and the
+    die (seeded by the move's number, which a refusal does not advance) was the same on the
+    retry. Under seeds whose dice choose either ability, the preview and the refusal read
+    alike, and nothing is applied."""
+    master, *players = fast_users(database, 3, client, prefix="orm")
+    made = master.post("/api/games", {"kind": "cardbattle", "title": "神託", "options": {}})
+    game = made.json()
+    gid, tid = game["id"], game["thread_id"]
+    for user in players:
+        user.post(f"/api/threads/{tid}/posts", {"body": "JOIN"})
+    assert master.post(f"/api/threads/{tid}/posts", {"body": "START"}).json()["replies"][0]["ok"]
+    names = [user.name for user in players]
+    state = cardbattle.setup(names, {"pool": TWO_FACED}, Rng("t", 0))
+    state = _do(state, 0, "DECK 追放者 盾A 盾B MAGIC 大火", 1)
+    state = _do(state, 1, "DECK 反撃手 壁 狙われ MAGIC 二面", 2)
+    state = _do(state, 0, "MAGIC 大火", 3)
+
+    def dealt(seed: str) -> Callable[[Game], None]:
+        def on(game: Game) -> None:
+            game.state = copy.deepcopy(state)
+            game.seed = seed
+
+        return on
+
+    body = {"body": "MAGIC 二面 3"}
+    answers = []
+    for n in range(6):
+        _rewrite(database, gid, dealt(f"die-{n}"))
+        preview = _said(players[1].post(f"/api/games/{gid}/preview", body))
+        posted = _said(players[1].post(f"/api/threads/{tid}/posts", body))
+        # Each try is a new post: only its number (the first line, >>N) differs.
+        answers.append([(ok, text.split("\n", 1)[1], e) for ok, text, e in preview + posted])
+    assert all(answer == answers[0] for answer in answers), answers
+    assert [ok for ok, _, _ in answers[0]] == [False, False] and "除外" in answers[0][1][1]

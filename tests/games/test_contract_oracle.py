@@ -136,17 +136,25 @@ def test_a_refused_line_after_a_scout_does_not_undo_the_scout(session: Session) 
     assert [m.command for m in moves] == ["SCOUT 役者"]
 
 
-def test_lines_before_a_scout_are_still_all_or_nothing(session: Session) -> None:
-    """docs/gm.md: a refused line undoes the lines after the last that drew — here none drew
-    before it, so nothing of the post is kept."""
+def test_lines_after_the_last_draw_are_still_all_or_nothing(session: Session) -> None:
+    """docs/gm.md: a refused line undoes the lines after the last that drew, not the draw:
+    ``SCOUT`` (kept), a SET that went through, a second SET refused — the first SET is
+    undone with the refused one, and the refusal says the lines before line 2 were kept."""
     table, _wanted, _other = _eitsuku(session)
     game, player = table["game"], table["players"][0]
+    stock = game.state["players"][0]["stock"]
+    actor = next((card for card in stock if card.startswith("役者")), None)
+    if actor is None:
+        pytest.skip("no 役者 card in the first stock")
     before = game.last_seq
-    _, replies = gm.submit_post(session, game.thread_id, player, "BUY 小\nBUY 小\nBUY 小", SECRET)
+    body = f"SCOUT 役者\nSET 主演 {actor}\nSET 主演 {actor}"
+    _, replies = gm.submit_post(session, game.thread_id, player, body, SECRET)
+    assert [r.reply_ok for r in replies] == [True, False], [r.body for r in replies]
+    assert replies[1].reply_error is not None and replies[1].reply_error["line"] == 3
+    assert "1行目までは適用済みです" in replies[1].body
     session.refresh(game)
-    if replies[0].reply_ok:  # the budget allowed all three: nothing to check
-        pytest.skip("the budget allowed three BUYs")
-    assert len(replies) == 1 and game.last_seq == before
+    moves = session.query(Move).filter(Move.game_id == game.id, Move.seq > before).all()
+    assert [m.command for m in moves] == ["SCOUT 役者"]
 
 
 # --------------------------------------------------------------------------- エリューシス PLAY
@@ -365,6 +373,8 @@ def test_http_eleusis_play_then_prophet_previews_alike_under_either_rule(
             previews.append(_said(seats[1].post(f"/api/games/{gid}/preview", body)))
         assert previews[0] == previews[1], previews
         assert previews[0][0][0] is True and "判定 " not in previews[0][0][1]
+        assert "この行で出したカードが秘密のルールで判定されるため" in previews[0][0][1]
+        assert "2行目から先の命令はプレビューできません" in previews[0][0][1]
 
 
 def test_http_cardbattle_magic_refusal_is_the_same_whatever_the_die(

@@ -22,6 +22,8 @@ from app.games.cardbattle import game as cardbattle
 from app.gm import service as gm
 from tests.conftest import unique_name
 from tests.support.cardbattle import ability, magic, normal
+from tests.support.fuzz_states import PLAYERS as FUZZ_PLAYERS
+from tests.support.fuzz_states import script as fuzz_script
 from tests.support.load_support import fast_users, started_eitsuku
 from tests.test_gm_pipeline import SECRET, seed_without_choice
 
@@ -414,3 +416,90 @@ def test_http_cardbattle_magic_refusal_is_the_same_whatever_the_die(
         answers.append([(ok, text.split("\n", 1)[1], e) for ok, text, e in preview + posted])
     assert all(answer == answers[0] for answer in answers), answers
     assert [ok for ok, _, _ in answers[0]] == [False, False] and "除外" in answers[0][1][1]
+
+
+# --------------------------------------------------------------------------- every kind
+
+
+# What a preview does with a post, at the library's level (app/gm/play.py with preview=True):
+# each line applied in turn, the first refusal told, the first line that draws, rolls or is
+# judged (``Game.reveals``, or a change of what ``hidden(state, None)`` lists) ending it.
+Answer = tuple[Any, ...]
+
+
+def _preview(
+    impl: Any, state: State, actor: Any, lines: list[str], sealed: bool, seed: str
+) -> Answer:
+    for index, line in enumerate(lines):
+        command = impl.parse(line)
+        what = impl.reveals(state, command)
+        try:
+            after, _ = impl.apply(state, actor, command, Rng(seed, 100 + index), sealed=sealed)
+        except RuleError as error:
+            return ("refused", index, error.message, tuple(error.legal))
+        if what is None and impl.hidden(state, None) != impl.hidden(after, None):
+            what = "hidden"
+        if what is not None:
+            return ("stops", index, what)
+        state = after
+    return ("accepted",)
+
+
+def _shuffled(kind: str, state: State) -> State:
+    """``state`` with what nobody sees changed: every closed deck in the other order (and
+    エリューシス's sealed rule judged the other way)."""
+    other = copy.deepcopy(state)
+    if kind == "eitsuku":
+        other["decks"] = {name: cards[::-1] for name, cards in other["decks"].items()}
+    elif kind == "eleusis":
+        other["deck"] = other["deck"][::-1]
+        if other.get("rule") == RULE_ODD_EVEN or other.get("rule"):
+            other["rule"] = RULE_SAME_PARITY if other["rule"] != RULE_SAME_PARITY else RULE_ODD_EVEN
+    elif kind == "idolwp":
+        other["card_deck"] = other["card_deck"][::-1]
+        other["event_deck"] = other["event_deck"][::-1]
+    elif kind == "populous":
+        other["deck"] = other["deck"][::-1]
+    return other
+
+
+FUZZ_NAMES = ["太郎", "次郎", "花子", "四郎", "三郎", "六郎"]
+KINDS = ["eitsuku", "eleusis", "idolwp", "populous", "cardbattle"]
+FIRST_LINES = 10
+SECOND_LINES = 8
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_kinds_two_line_previews_are_the_same_whatever_is_hidden(kind: str) -> None:
+    """docs/security.md, per kind: at each point of a played game (tests/support/
+    fuzz_states.py), for each seat's legal first line and each line that could follow it, a
+    preview of the two-line post answers the same from two games that differ only in their
+    closed decks' order, the secret rule and the seed."""
+    played = fuzz_script(kind, FUZZ_NAMES[: FUZZ_PLAYERS[kind]])
+    impl = played.impl
+    checked = stopped = 0
+    for stop in played.stops[1:]:
+        state = stop.state
+        if impl.is_over(state):
+            continue
+        hidden = _shuffled(kind, state)
+        for actor in [*range(len(played.names)), "gm"]:
+            thread, sealed_lines = impl.legal_split(state, actor)
+            for sealed, firsts in ((False, thread), (True, sealed_lines)):
+                for first in firsts[:FIRST_LINES]:
+                    command = impl.parse(first)
+                    try:
+                        after, _ = impl.apply(state, actor, command, Rng("a", 100), sealed=sealed)
+                    except RuleError:
+                        continue
+                    then = impl.legal_split(after, actor)[1 if sealed else 0][:SECOND_LINES]
+                    for second in dict.fromkeys([*then, *firsts[:SECOND_LINES]]):
+                        body = [first, second]
+                        one = _preview(impl, state, actor, body, sealed, "a")
+                        two = _preview(impl, hidden, actor, body, sealed, "b")
+                        assert one == two, (stop.label, actor, body)
+                        checked += 1
+                        stopped += one[0] == "stops"
+    assert checked > 0
+    if kind != "cardbattle":  # its first draws come with the sealed decks' reveal
+        assert stopped > 0, "no line of the played game drew, rolled or was judged"

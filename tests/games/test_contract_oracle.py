@@ -503,3 +503,25 @@ def test_every_kinds_two_line_previews_are_the_same_whatever_is_hidden(kind: str
     assert checked > 0
     if kind != "cardbattle":  # its first draws come with the sealed decks' reveal
         assert stopped > 0, "no line of the played game drew, rolled or was judged"
+
+
+def test_a_sealed_command_keeps_its_lines_up_to_the_decks_reveal(session: Session) -> None:
+    """docs/gm.md, sealed commands go through the same run: the second DECK reveals both decks
+    and rolls their dice, so it is kept though the PASS after it is refused (a PASS is given
+    in the thread); the sealed row is accepted, its reply says how many lines were, and it
+    keeps the refused line's error."""
+    table = _table(session, "cardbattle", 2, "oracle-cardbattle")
+    game = table["game"]
+    impl = gm.game_impl("cardbattle")
+    first, second = table["players"]
+    deck = impl.default_commands(game.state, 0)[0]
+    row, _post = gm.submit_sealed(session, game.id, first, deck, SECRET)
+    assert row.ok, row.reply
+    row, post = gm.submit_sealed(session, game.id, second, f"{deck}\nPASS", SECRET)
+    assert row.ok and row.error is not None and row.error["line"] == 2, row.reply
+    assert "封印コマンドのうち1行を受け付けました。" in row.reply
+    assert "2行目の命令は受け付けられませんでした" in row.reply
+    assert "1行目までは適用済みです" in row.reply
+    assert post is not None and "【デッキ公開】" in post.body
+    session.refresh(game)
+    assert game.state["phase"] != "deck"

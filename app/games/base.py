@@ -988,8 +988,8 @@ class Game:
         alone, never from the outcome. Such a line is final once applied: a preview stops
         after it, and a later line of the same post refused no longer undoes it
         (docs/security.md). Its legality must be decided before the draw. The platform also
-        counts as such any line that changes what ``hidden(state, None)`` lists. None by
-        default."""
+        counts as such any line that changes what ``hidden`` lists for the seat it plays
+        for. None by default."""
         return None
 
     # -- legal lines

@@ -29,6 +29,10 @@ AFTER_EARLIER_LINES = (
     "（取り消した行の結果は明かしません）。"
 )
 
+AFTER_KEPT_LINES = (
+    "前の行を適用したあとでは、この命令は受け付けられません。この行と、確定した行のあとの行を"
+    "取り消しました（取り消した行の結果は明かしません）。"
+)
 
 # How a preview says it stopped at a line that draws, rolls or is judged (``Game.reveals``).
 PREVIEW_STOPS = (
@@ -57,7 +61,7 @@ class Stopped:
 
     number: int
     what: str
-    rest: int  # the lines after it, left unread
+    following: int | None  # the number of the next command line, left unread
 
 
 def run(
@@ -88,6 +92,7 @@ def run(
         nonlocal kept, stopped
         before = work.state
         what = _reveals(impl, before, command)
+        viewer = _viewer(sub, work, command)
         try:
             apply_command(session, sub, work, command)
         except (RuleError, Refusal):
@@ -95,13 +100,14 @@ def run(
                 raise
             base = kept.work if kept is not None else working_copy(sub.game)
             raise Refusal(*_refusal_before_the_post(session, sub, base, command)) from None
-        if what is None and _hidden_moved(impl, before, work.state):
+        if what is None and _hidden_moved(impl, viewer, before, work.state):
             what = HIDDEN_MOVES
         if what is None:
             return False
         number = commands[index].number
         if preview:
-            stopped = Stopped(number, what, len(commands) - index - 1)
+            following = commands[index + 1].number if index + 1 < len(commands) else None
+            stopped = Stopped(number, what, following)
             return True
         kept = Kept(number, index + 1, _snapshot(work))
         return False
@@ -125,7 +131,7 @@ def run(
         return failed, work
     outcome = Outcome(True, None, "", "")
     if stopped is not None:
-        rest = f"{stopped.number + 1}行目から先の命令" if stopped.rest else "その結果"
+        rest = f"{stopped.following}行目から先の命令" if stopped.following else "その結果"
         said = PREVIEW_STOPS.format(number=stopped.number, what=stopped.what, rest=rest)
         outcome.stopped = (stopped.number, said)
     return outcome, work
@@ -142,12 +148,24 @@ def _reveals(impl: GameImpl, state: Any, command: Any) -> str | None:
     return impl.reveals(state, command)
 
 
-def _hidden_moved(impl: GameImpl, before: Any, after: Any) -> bool:
-    """Whether a line changed what the thread may not see (``Game.hidden`` for no seat): a
-    card from a closed deck into a hand, a secret step revealed."""
+def _viewer(sub: Submission, work: Working, command: Any) -> int | None:
+    """Whose hidden things a line is told against (``_hidden_moved``): the seat it plays for
+    (the poster's, or the one an AS names); None for the GM's own lines (the thread's)."""
+    if isinstance(command, platform_commands.As):
+        return next((i for i, s in enumerate(work.seats) if s.name == command.name), None)
+    if sub.by.user_id is None:
+        return None
+    mine = (i for i, s in enumerate(work.seats) if s.user_id == sub.by.user_id and not s.kicked)
+    return next(mine, None)
+
+
+def _hidden_moved(impl: GameImpl, viewer: int | None, before: Any, after: Any) -> bool:
+    """Whether a line changed what its player may not see (``Game.hidden``; the thread's for
+    the GM): a card from a closed deck, a secret step shown. Their own hand played from is
+    not hidden from them: a turn of several steps stays all or nothing."""
     if before is None or after is None or before is after:
         return False
-    return bool(impl.hidden(before, None) != impl.hidden(after, None))
+    return bool(impl.hidden(before, viewer) != impl.hidden(after, viewer))
 
 
 def _snapshot(work: Working) -> Working:
@@ -176,7 +194,7 @@ def _refusal_before_the_post(
     a post that is not kept. The line is checked alone against ``base``: if it is refused
     there too, that reason and the lines legal there; if not, only that it cannot follow the
     lines before it."""
-    message = AFTER_EARLIER_LINES
+    message = AFTER_EARLIER_LINES if base.state is sub.game.state else AFTER_KEPT_LINES
     try:
         apply_command(session, sub, _snapshot(base), command)
     except (RuleError, Refusal) as exc:

@@ -19,8 +19,12 @@ from app.db.engine import Database
 from app.db.models import Game, Move, Post, User
 from app.games.base import Rng, RuleError, State
 from app.games.cardbattle import game as cardbattle
+from app.games.idolwp import game as idolwp
 from app.gm import service as gm
+from app.gm.play import _hidden_moved
 from tests.conftest import unique_name
+from tests.games.test_idolwp_rules import play as idolwp_play
+from tests.games.test_issue40_idolwp import waiting_on
 from tests.support.cardbattle import ability, magic, normal
 from tests.support.fuzz_states import PLAYERS as FUZZ_PLAYERS
 from tests.support.fuzz_states import script as fuzz_script
@@ -437,7 +441,8 @@ def _preview(
             after, _ = impl.apply(state, actor, command, Rng(seed, 100 + index), sealed=sealed)
         except RuleError as error:
             return ("refused", index, error.message, tuple(error.legal))
-        if what is None and impl.hidden(state, None) != impl.hidden(after, None):
+        viewer = actor if isinstance(actor, int) else None
+        if what is None and impl.hidden(state, viewer) != impl.hidden(after, viewer):
             what = "hidden"
         if what is not None:
             return ("stops", index, what)
@@ -525,3 +530,17 @@ def test_a_sealed_command_keeps_its_lines_up_to_the_decks_reveal(session: Sessio
     assert post is not None and "【デッキ公開】" in post.body
     session.refresh(game)
     assert game.state["phase"] != "deck"
+
+
+def test_playing_from_ones_own_hand_is_not_a_reveal_so_a_turn_stays_all_or_nothing() -> None:
+    """docs/security.md: a line is final once applied when it changes what its player may not
+    see; a card played from one's own hand (IM@S ファンレター) changes only what the others may
+    not see, so the steps of a turn written in one post stay all or nothing — while a draw
+    from the closed deck (企画会議) is final."""
+    state = waiting_on("event", ["ファンレター", "企画会議"])
+    seat = state["turn"]
+    played, _ = idolwp_play(state, seat, "CARD ファンレター")
+    assert _hidden_moved(idolwp, None, state, played)  # the thread saw a hidden card go
+    assert not _hidden_moved(idolwp, seat, state, played)
+    drew, _ = idolwp_play(state, seat, "CARD 企画会議")
+    assert _hidden_moved(idolwp, seat, state, drew)

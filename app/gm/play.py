@@ -39,6 +39,8 @@ PREVIEW_STOPS = (
     "{number}行目はこのまま受け付けられます。この行で{what}ため、結果は投稿したときに決まり、"
     "{rest}はプレビューできません。"
 )
+# A line that drew on the move's randomness (the rules rolled a die or shuffled).
+ROLLED = "サイコロを振る（または山札を切る）"
 # A line the platform sees change what is hidden from the thread (``Game.hidden``).
 HIDDEN_MOVES = "伏せられた情報（山札・手札など）が動く"
 # Said with a refusal that follows a kept line (docs/security.md).
@@ -93,6 +95,7 @@ def run(
         before = work.state
         what = _reveals(impl, before, command)
         viewer = _viewer(sub, work, command)
+        rolled = work.rolled
         try:
             apply_command(session, sub, work, command)
         except (RuleError, Refusal):
@@ -100,6 +103,8 @@ def run(
                 raise
             base = kept.work if kept is not None else working_copy(sub.game)
             raise Refusal(*_refusal_before_the_post(session, sub, base, command)) from None
+        if what is None and work.rolled != rolled:
+            what = ROLLED
         if what is None and _hidden_moved(impl, viewer, before, work.state):
             what = HIDDEN_MOVES
         if what is None:

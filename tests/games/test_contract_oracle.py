@@ -20,11 +20,14 @@ from app.db.models import Game, Move, Post, User
 from app.games.base import Rng, RuleError, State
 from app.games.cardbattle import game as cardbattle
 from app.games.idolwp import game as idolwp
+from app.games.populous import game as populous
+from app.games.populous import rules as populous_rules
 from app.gm import service as gm
 from app.gm.play import _hidden_moved
 from tests.conftest import unique_name
 from tests.games.test_idolwp_rules import play as idolwp_play
 from tests.games.test_issue40_idolwp import waiting_on
+from tests.games.test_issue40_populous import after_a_generation_change
 from tests.support.cardbattle import ability, magic, normal
 from tests.support.fuzz_states import PLAYERS as FUZZ_PLAYERS
 from tests.support.fuzz_states import script as fuzz_script
@@ -544,3 +547,22 @@ def test_playing_from_ones_own_hand_is_not_a_reveal_so_a_turn_stays_all_or_nothi
     assert not _hidden_moved(idolwp, seat, state, played)
     drew, _ = idolwp_play(state, seat, "CARD 企画会議")
     assert _hidden_moved(idolwp, seat, state, drew)
+
+
+def test_a_town_written_before_an_automatic_war_is_never_refused_by_its_dice() -> None:
+    """docs/security.md, a refusal never hangs on a die: A has changed generation and may
+    still discard; ``TOWN 13c`` closes that step, and the war on 24c (A cannot pay to
+    mediate) is fought by dice. When B's die wins, A's worker there is gone, 13c is the one
+    square left and the town builds itself — that was a refusal, the same on the retry with
+    the same die. Now the war and the town are the line's result either way."""
+    state = after_a_generation_change({"24c": [[1, "w"]], "13c": [[0, "w"]]})
+    state["players"][0]["res"]["食料"] = 0
+    state["players"][1]["res"]["情熱"] = 6
+    assert populous_rules.contested_squares(state) == ["24c"]
+    assert populous.reveals(state, populous.parse("TOWN 13c")) is not None
+    seen = set()
+    for n in range(40):
+        after, events = populous.apply(state, 0, populous.parse("TOWN 13c"), Rng(f"die-{n}", 1))
+        assert [0, "t"] in after["pieces"]["13c"]
+        seen.add(any(e["type"] == "skipped" for e in events))
+    assert seen == {True, False}  # the die decided, and neither way was a refusal

@@ -305,6 +305,13 @@ def _rewrite(database: Database, game_id: int, change: Callable[[Game], None]) -
         s.commit()
 
 
+def _stored_state(database: Database, game_id: int) -> State:
+    with database.session() as s:
+        game = s.get(Game, game_id)
+        assert game is not None and game.state is not None
+        return dict(game.state)
+
+
 def _state_change(change: Callable[[State], None]) -> Callable[[Game], None]:
     def on(game: Game) -> None:
         state = copy.deepcopy(game.state or {})
@@ -337,8 +344,7 @@ def test_http_eitsuku_scout_then_set_previews_alike_and_keeps_the_scout(
         assert player.post(f"/api/threads/{tid}/posts", {"body": choose[0]}).json()["replies"][0][
             "ok"
         ]
-    with database.session() as s:
-        state = s.get(Game, gid).state  # type: ignore[union-attr]
+    state = _stored_state(database, gid)
     stock, deck = state["players"][0]["stock"], state["decks"]["役者"]
     wanted = next(card for card in deck if card not in stock)
     spare = next(card for card in deck if card != wanted)
@@ -372,8 +378,7 @@ def test_http_eleusis_play_then_prophet_previews_alike_under_either_rule(
     assert master.post(f"/api/threads/{tid}/posts", {"body": "START"}).json()["replies"][0]["ok"]
     sealed = seats[0].post(f"/api/games/{gid}/sealed", {"body": f"RULE {RULE_ODD_EVEN}"})
     assert sealed.json()["sealed"]["ok"], sealed.text
-    with database.session() as s:
-        card = s.get(Game, gid).state["players"][1]["hand"][0]  # type: ignore[union-attr]
+    card = _stored_state(database, gid)["players"][1]["hand"][0]
     for declaration in ("○", "●"):
         body = {"body": f"PLAY {declaration} {card}\nPROPHET"}
         previews = []
@@ -434,16 +439,37 @@ def test_http_cardbattle_magic_refusal_is_the_same_whatever_the_die(
 Answer = tuple[Any, ...]
 
 
+class _Watched(Rng):
+    """As app/gm/working.py's: a move's randomness that remembers being drawn on."""
+
+    used = False
+
+    def randint(self, a: int, b: int) -> int:
+        self.used = True
+        return super().randint(a, b)
+
+    def shuffle(self, items: Any) -> None:
+        self.used = True
+        super().shuffle(items)
+
+    def choice(self, items: Any) -> Any:
+        self.used = True
+        return super().choice(items)
+
+
 def _preview(
     impl: Any, state: State, actor: Any, lines: list[str], sealed: bool, seed: str
 ) -> Answer:
     for index, line in enumerate(lines):
         command = impl.parse(line)
         what = impl.reveals(state, command)
+        rng = _Watched(seed, 100 + index)
         try:
-            after, _ = impl.apply(state, actor, command, Rng(seed, 100 + index), sealed=sealed)
+            after, _ = impl.apply(state, actor, command, rng, sealed=sealed)
         except RuleError as error:
             return ("refused", index, error.message, tuple(error.legal))
+        if what is None and rng.used:
+            what = "rolled"
         viewer = actor if isinstance(actor, int) else None
         if what is None and impl.hidden(state, viewer) != impl.hidden(after, viewer):
             what = "hidden"

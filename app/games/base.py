@@ -983,7 +983,7 @@ class Game:
 
     def reveals(self, state: State, command: Any) -> str | None:
         """What ``command``, given now, turns up that nobody could know before — a draw from
-        a closed deck, a die, a judgment against a secret — as the words after 「この行で」
+        a closed deck, a die, a judgment against a secret — as the words after 「N行目で」
         (「山札からカードを引く」), or None. Told from ``state`` before the line and the command
         alone, never from the outcome. Such a line is final once applied: a preview stops
         after it, and a later line of the same post refused no longer undoes it

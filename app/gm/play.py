@@ -36,8 +36,8 @@ AFTER_KEPT_LINES = (
 
 # How a preview says it stopped at a line that draws, rolls or is judged (``Game.reveals``).
 PREVIEW_STOPS = (
-    "{number}行目はこのまま受け付けられます。この行で{what}ため、結果は投稿したときに決まり、"
-    "{rest}はプレビューできません。"
+    "{number}行目で{what}ため、{rest}はプレビューできません"
+    "（その結果しだいで受け付けられるかが変わりうるため）。"
 )
 # A line that drew on the move's randomness (the rules rolled a die or shuffled).
 ROLLED = "サイコロを振る（または山札を切る）"
@@ -135,8 +135,9 @@ def run(
     if refused is not None:
         return failed, work
     outcome = Outcome(True, None, "", "")
-    if stopped is not None:
-        rest = f"{stopped.following}行目から先の命令" if stopped.following else "その結果"
+    if stopped is not None and stopped.following is not None:
+        # (Stopped at the last line, the preview's own note says that its result is not told.)
+        rest = f"{stopped.following}行目から先の命令"
         said = PREVIEW_STOPS.format(number=stopped.number, what=stopped.what, rest=rest)
         outcome.stopped = (stopped.number, said)
     return outcome, work

@@ -114,7 +114,7 @@ def test_a_preview_of_scout_then_set_is_the_same_whatever_the_decks_top(session:
     not_top = _answers(session, game, _on_top(other), ask)
     assert top == not_top
     assert top[0][0] is True
-    assert "1行目はこのまま受け付けられます。この行で山札からカードを引くため" in top[0][1]
+    assert "1行目で山札からカードを引くため、2行目から先の命令はプレビューできません" in top[0][1]
     assert "2行目から先の命令はプレビューできません" in top[0][1]
     assert wanted not in top[0][1] and other not in top[0][1].replace(f"SET 主演 {wanted}", "")
 
@@ -387,7 +387,7 @@ def test_http_eleusis_play_then_prophet_previews_alike_under_either_rule(
             previews.append(_said(seats[1].post(f"/api/games/{gid}/preview", body)))
         assert previews[0] == previews[1], previews
         assert previews[0][0][0] is True and "判定 " not in previews[0][0][1]
-        assert "この行で出したカードが秘密のルールで判定されるため" in previews[0][0][1]
+        assert "1行目で出したカードが秘密のルールで判定されるため" in previews[0][0][1]
         assert "2行目から先の命令はプレビューできません" in previews[0][0][1]
 
 

@@ -232,12 +232,13 @@ def test_rule_error_is_all_or_nothing_and_lists_legal(
 ) -> None:
     game = started["game"]
     before = state_snapshot(session, game)
-    # DRAW (set phase) then SCOUT (scout phase): the second breaks phase order.
-    _, reply = post(session, game, started["players"][0], "DRAW\nSCOUT 役者")
+    # BUY spends the week's scout action, so the SCOUT after it is refused; neither draws
+    # (a DRAW would be kept: docs/security.md, a line that draws is final once applied).
+    _, reply = post(session, game, started["players"][0], "BUY 小\nSCOUT 役者")
     assert reply is not None and not reply.reply_ok
     assert reply.reply_error is not None and reply.reply_error["line"] == 2
     assert "今できる命令" in reply.body
-    assert state_snapshot(session, game) == before  # the DRAW was not kept either
+    assert state_snapshot(session, game) == before  # the BUY was not kept either
 
 
 def test_full_width_command_is_the_same_command(session: Session, started: dict[str, Any]) -> None:

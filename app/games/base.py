@@ -981,6 +981,17 @@ class Game:
         The bot uses it to send a missing player's default moves the way the rules want."""
         return False
 
+    def reveals(self, state: State, command: Any) -> str | None:
+        """What ``command``, given now, turns up that nobody could know before — a draw from
+        a closed deck, a die, a judgment against a secret — as the words after 「N行目で」
+        (「山札からカードを引く」), or None. Told from ``state`` before the line and the command
+        alone, never from the outcome. Such a line is final once applied: a preview stops
+        after it, and a later line of the same post refused no longer undoes it
+        (docs/security.md). Its legality must be decided before the draw. The platform also
+        counts as such any line that changes what ``hidden`` lists for the seat it plays
+        for. None by default."""
+        return None
+
     # -- legal lines
 
     def legal_commands(self, state: State, actor: Actor) -> list[Any]:

@@ -205,14 +205,17 @@ def submit_post(
     if game is None or impl is None or not lines:
         return post, []
     sub = Submission(game, impl, Submitter(user, user.name), lines, now, anchor=f">>{post.number}")
-    outcome, work = play.run(session, sub)
+    outcome, work = play.run(session, sub, preview=preview)
+    replies: list[Post] = []
     if work is None:
         reply = _bot_post(
             session, game, outcome.public_text, secret, now, post.number, outcome.error, first + 1
         )
+        replies.append(reply)
     elif preview:
-        text = preview_text(lines)
+        text = preview_text(lines, outcome.stopped)
         reply = _bot_post(session, game, text, secret, now, post.number, number=first + 1)
+        replies.append(reply)
     else:
         # The answer once the game holds its new state, which it tells.
         store.save(session, sub, work, post=post, sealed_id=None)
@@ -221,10 +224,18 @@ def submit_post(
         reply = _bot_post(
             session, game, text, secret, now, post.number, number=first + 1, board_at=at
         )
+        replies.append(reply)
+        if outcome.error is not None:
+            # The lines up to one that drew, rolled or was judged are kept (play.run); the
+            # refused line after them gets its own answer, ``ok`` false: it changed nothing.
+            refused = _bot_post(
+                session, game, outcome.public_text, secret, now, post.number, outcome.error
+            )
+            replies.append(refused)
         # The seated bots the game now waits for play their turns (docs/bots.md).
         bots.play_bots(session, game, impl, secret, now)
     session.flush()  # what went through the session (seats, adjustments, the log)
-    return post, [reply]
+    return post, replies
 
 
 def _is_participant(game: Game, user: User | None) -> bool:
@@ -271,7 +282,12 @@ def submit_sealed(
         return refused, None
     accepted = "封印コマンドを受け付けました。"
     reply = "\n".join([accepted, *work.private]) if work.private else accepted
-    row = _store_sealed(session, values, ok=True, reply=reply, error=None)
+    error = None
+    if outcome.error is not None:  # lines kept before a refused one (play.run)
+        accepted = f"封印コマンドのうち{outcome.applied}行を受け付けました。"
+        reply = "\n".join([accepted, *work.private, outcome.private_text])
+        error = outcome.error.to_json()
+    row = _store_sealed(session, values, ok=True, reply=reply, error=error)
     store.save(session, sub, work, post=None, sealed_id=row.id)
     header = f"{user.name} さんから封印コマンドが届きました。"
     public = answers.success_text(session, sub, work)
@@ -304,12 +320,16 @@ def preview(
     return submit_post(session, thread_id, user, body, secret, preview=True, name=name)
 
 
-def preview_text(lines: list[tuple[int, str]]) -> str:
-    """An accepted preview's answer: which lines would be applied, in order."""
-    listed = "\n".join(f"{number}行目: {line}" for number, line in lines)
-    return (
-        "プレビュー: 次の命令はこのまま受け付けられます。\n"
-        f"{listed}\n"
+def preview_text(lines: list[tuple[int, str]], stopped: tuple[int, str] | None = None) -> str:
+    """An accepted preview's answer: which lines would be applied, in order — up to the first
+    that draws, rolls or is judged (``stopped``: its number and what the preview says of it;
+    what follows it would be read against its result, docs/security.md)."""
+    shown = lines if stopped is None else [(n, line) for n, line in lines if n <= stopped[0]]
+    listed = "\n".join(f"{number}行目: {line}" for number, line in shown)
+    text = f"プレビュー: 次の命令はこのまま受け付けられます。\n{listed}\n"
+    if stopped is not None:
+        text += f"{stopped[1]}\n"
+    return text + (
         "結果（引くカード、判定、ダイスの目、終局の公開など）は投稿したときに決まるため、"
         "プレビューには出ません。"
     )

@@ -1,7 +1,9 @@
 """The one loop every submission the bot answers goes through — a post in a game's thread, a
 sealed command, a post in the card registry's thread: read every command line, then apply
 them in order to a working copy, all or nothing. The first line that does not read, or that
-the rules refuse, stops it; the caller then writes nothing and answers with that line.
+the rules refuse, stops it; the caller then writes nothing and answers with that line — but a
+game's line that drew, rolled or was judged is final once applied: what came up to it is kept
+(app/gm/play.py, docs/security.md "No answer depends on a hidden or random result").
 
 What "apply" means is the caller's (app/gm/play.py for a game, app/gm/cards.py for the registry);
 here is only the order of things and what a refused line is."""
@@ -103,13 +105,16 @@ def read(
     return commands
 
 
-def apply_all(commands: list[Read], apply: Callable[[int, Any], None]) -> Refused | None:
+def apply_all(commands: list[Read], apply: Callable[[int, Any], bool | None]) -> Refused | None:
     """``apply(index, command)`` for each command in order (it changes the caller's working
     copy, or raises ``Refusal`` or ``RuleError``); the first refusal stops the loop and is
-    returned, the working copy then to be dropped."""
+    returned, what the caller does with its working copy then being its own (app/gm/play.py
+    keeps what came before a line that drew, rolled or was judged). ``apply`` answering True
+    stops the loop after that line (a preview goes no further than such a line)."""
     for index, read_line in enumerate(commands):
         try:
-            apply(index, read_line.command)
+            if apply(index, read_line.command):
+                return None
         except (RuleError, Refusal) as exc:
             error = LineError(read_line.number, None, exc.message, normalise(read_line.line))
             return Refused(error, exc.legal)

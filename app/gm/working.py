@@ -4,14 +4,17 @@ commands applied to it — a player's, the GM's, the bot's for a kicked or late 
 
 from __future__ import annotations
 
+from collections.abc import MutableSequence, Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from app.db.models import Game, User
 from app.games.base import Actor, Rng, State
 from app.games.base import Game as GameImpl
 from app.gm.submission import LineError, Refusal
+
+T = TypeVar("T")
 
 # Bound on the bot's automatic moves for kicked seats after one submission.
 MAX_AUTOPLAY = 200
@@ -73,6 +76,9 @@ class Working:
     # Set by success_text: the reply shows the board, and beside it its picture.
     board_shown: bool = False
     deadline_reset: bool = False
+    # How many game commands drew on the move's randomness (a die, a shuffle): app/gm/play.py
+    # keeps such a line whatever follows it (docs/security.md).
+    rolled: int = 0
 
 
 @dataclass
@@ -81,7 +87,8 @@ class Outcome:
     error: LineError | None
     public_text: str  # for the thread ("" = nothing to post)
     private_text: str  # for the submitter of a sealed command
-    applied: int = 0
+    applied: int = 0  # refused, yet the lines before kept (a draw, a die): how many
+    stopped: tuple[int, str] | None = None  # a preview's stop: that line, and what it says
 
 
 @dataclass
@@ -132,9 +139,10 @@ def apply_game_command(
         raise Refusal("GM がゲームを中断しています。RESUME までお待ちください。")
     assert work.state is not None
     impl = sub.impl
-    rng = Rng(sub.game.seed, work.next_seq)
+    rng = _Watched(sub.game.seed, work.next_seq)
     sealed = sub.sealed if sealed is None else sealed
     state, events = impl.apply(work.state, actor, command, rng, sealed=sealed)
+    work.rolled += rng.used
     seat = None if actor == "gm" else int(actor)
     name = "GM" if seat is None else work.seats[seat].name
     line = command.canonical()
@@ -153,6 +161,24 @@ def apply_game_command(
     if impl.is_over(state):
         work.status = "finished"
         work.public.append("ゲーム終了！")
+
+
+class _Watched(Rng):
+    """The move's randomness, remembering whether the rules drew on it."""
+
+    used = False
+
+    def randint(self, a: int, b: int) -> int:
+        self.used = True
+        return super().randint(a, b)
+
+    def shuffle(self, items: MutableSequence[Any]) -> None:
+        self.used = True
+        super().shuffle(items)
+
+    def choice(self, items: Sequence[T]) -> T:
+        self.used = True
+        return super().choice(items)
 
 
 def autoplay_kicked(sub: Submission, work: Working) -> None:

@@ -64,6 +64,8 @@ class Cardbattle(Game):
     view = staticmethod(_view)
     board_svg = staticmethod(svg.board_svg)
 
+    reveals = staticmethod(rules.reveals)
+
     def hidden(self, state: State, viewer: Viewer) -> list[Any]:
         """The other side's sealed deck before the reveal and its undeclared magic."""
         if viewer == "gm":

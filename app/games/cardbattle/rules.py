@@ -582,6 +582,13 @@ def _declare(state: State, seat: int, command: Magic, rng: Rng, events: Events) 
             raise RuleError(f"{command.card} はもう宣言しました(一枚毎に1回)。")
         raise RuleError(f"{command.card} はあなたのデッキのマジックカードではありません。")
     card = spec(state, command.card)
+    target = None if command.target is None else command.target - 1
+    # Decided before the die (docs/security.md): the target must do for every ability the die
+    # may choose, so no refusal tells the roll, and a retry cannot pick its ability.
+    for possible in card.abilities if target is not None else ():
+        side = state["players"][1 - seat] if possible.effect in ("damage", "remove") else player
+        if side["field"][target]["state"] == "removed":
+            raise RuleError(f"{command.target}番のカードは除外されているので対象にできません。")
     ability = card.abilities[0]
     if len(card.abilities) > 1:
         # R 複数記載されている場合、ランダムで実行される内容が選ばれる (追記: ダイス).
@@ -590,11 +597,6 @@ def _declare(state: State, seat: int, command: Magic, rng: Rng, events: Events) 
         events.append(
             event("dice", f"ダイス {roll}: {command.card} の能力は「{ability_text(ability)}」。")
         )
-    target = None if command.target is None else command.target - 1
-    if target is not None:
-        side = state["players"][1 - seat] if ability.effect in ("damage", "remove") else player
-        if side["field"][target]["state"] == "removed":
-            raise RuleError(f"{command.target}番のカードは除外されているので対象にできません。")
     player["magic"].remove(command.card)
     player["magic_used"].append(command.card)
     text = f"魔法: {_name(state, seat)}「{command.card}」({EFFECT_JA[ability.effect]}"
@@ -790,3 +792,14 @@ def turn_key(state: State) -> str:
     if state["over"]:
         return "over"
     return f"{state['phase']}:{state['turn']}:{len(state['passed'])}:{state['seq']}"
+
+
+def reveals(state: State, command: Any) -> str | None:
+    """``Game.reveals``: the die that picks the ability of a magic card with several (R 複数
+    記載されている場合、ランダム), and the decks' reveal with its dice."""
+    if isinstance(command, Deck):
+        return "デッキがそろうと公開され、ダイスで能力が決まる"
+    card = state.get("pool", {}).get(command.card) if isinstance(command, Magic) else None
+    if card is not None and len(card.get("abilities", ())) > 1:
+        return "ダイスで能力が決まる"
+    return None

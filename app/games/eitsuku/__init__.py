@@ -84,6 +84,8 @@ class Eitsuku(Game):
     def turn_label(self, state: State) -> str:
         return phase_or_turn(state, "第{week}週")
 
+    reveals = staticmethod(rules.reveals)
+
     def hidden(self, state: State, viewer: Viewer) -> list[Any]:
         # Nothing but the order of the closed decks, which no one ever sees (R 2−2).
         return [list(cards) for cards in state["decks"].values() if len(cards) > 1]

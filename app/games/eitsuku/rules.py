@@ -1047,3 +1047,16 @@ def default_commands(state: State, seat: int) -> list[str]:
         lines.append(Choose(deck).canonical())
     lines.append(End().canonical())
     return lines
+
+
+def reveals(state: State, command: Any) -> str | None:
+    """``Game.reveals``: the lines that draw from a closed deck or shuffle one (R 2−2)."""
+    if isinstance(command, Scout | Choose | Draw):
+        return "山札からカードを引く"
+    if isinstance(command, PlayEvent) and command.name == NEW_CHANCE:
+        return "山札を切り直してカードを引く"
+    if isinstance(command, Shuffle) or (
+        isinstance(command, PlayEvent) and command.name == OWN_NETWORK
+    ):
+        return "山札を切り直す"
+    return None

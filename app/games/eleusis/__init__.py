@@ -93,6 +93,8 @@ class Eleusis(Game):
 
     view = staticmethod(_view)
 
+    reveals = staticmethod(rules.reveals)
+
     def hidden(self, state: State, viewer: Viewer) -> list[Any]:
         """Every hand but the viewer's, the deck's order and the sealed rule, while hidden."""
         if viewer == "gm":

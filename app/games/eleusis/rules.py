@@ -901,3 +901,17 @@ def turn_key(state: State) -> str:
     if state["over"]:
         return "over"
     return f"round{state['round']}:{state['phase']}:{state['step']}"
+
+
+def reveals(state: State, command: Any) -> str | None:
+    """``Game.reveals``: a play judged against the secret rule, the judgment that completes
+    one (and its penalty drawn from the deck), the deal, the rule shown at a round's end."""
+    if isinstance(command, Play):
+        return "出したカードが秘密のルールで判定される"
+    if isinstance(command, Judge):
+        return "判定がそろうと結果が出て、山札から引くことがある"
+    if isinstance(command, SealRule):
+        return "山札を切ってカードを配る"
+    if isinstance(command, EndRound):
+        return "ラウンドが終わり、秘密のルールが公開される"
+    return None

@@ -73,6 +73,8 @@ class Populous(Game):
     view = staticmethod(_view)
     board_svg = staticmethod(svg.board_svg)
 
+    reveals = staticmethod(rules.reveals)
+
     def hidden(self, state: State, viewer: Viewer) -> list[Any]:
         """Every hand but the viewer's, the deck's order, others' face-down skills, the cards
         under others' face-down cards, and the draft packs."""

@@ -571,7 +571,8 @@ def _turn_command(state: State, seat: int, command: GameCommand, rng: Rng, event
 
 
 def _run_step(state: State, seat: int, command: GameCommand, rng: Rng, events: Events) -> None:
-    _reach(state, _step_of(command), rng, events)
+    if not _reach(state, _step_of(command), rng, events):
+        return
     if isinstance(command, Area):
         _area(state, seat, command, events)
     elif isinstance(command, WrathBuy):
@@ -619,12 +620,14 @@ def _step_of(command: GameCommand) -> str:
     return "reveal"
 
 
-def _reach(state: State, target: str, rng: Rng, events: Events) -> None:
-    """Close the optional steps before `target`; refuse a command out of its step."""
+def _reach(state: State, target: str, rng: Rng, events: Events) -> bool:
+    """Close the optional steps before `target`; refuse a command out of its step. False
+    (told as the line's result) when an automatic war fought on the way left no such choice:
+    whether it did can hang on its dice, and no refusal may (docs/security.md)."""
     for _ in range(len(STEPS) + 1):
         step = state["step"]
         if step == target:
-            return
+            return True
         if STEPS.index(step) > STEPS.index(target):
             if target == "wrath":
                 raise RuleError(
@@ -638,6 +641,7 @@ def _reach(state: State, target: str, rng: Rng, events: Events) -> None:
         seat = state["turn"]
         newgen = state["t"]["newgen"]
         choice = _next_after_optional(state, seat) == "war"
+        mark = len(events)
         _close(state, rng, events)
         if (
             state["phase"] != "play"  # the game's last turn ended inside the closing
@@ -656,6 +660,10 @@ def _reach(state: State, target: str, rng: Rng, events: Events) -> None:
                     "決算(TOWN・REVEAL)は世代交代(NEWGEN)をした手番の終わりだけです。"
                     "手番を終えるには END と書いてください。"
                 )
+            if any(e["type"] == "war" for e in events[mark:]):
+                text = f"{STEP_JA[target]}は戦争のあと自動で済みました"
+                events.append(event("skipped", text + "(選ぶものがありませんでした)。"))
+                return False
             raise RuleError(
                 f"{STEP_JA[target]}は自動で済みました(選ぶものがありませんでした)。"
                 "手番を終えるには END と書いてください。"
@@ -1767,3 +1775,19 @@ def _prompt(state: State) -> str:
     if step == "reveal":
         return f"次: {name}の決算 REVEAL <伏せたスキル>。"
     return ""
+
+
+def reveals(state: State, command: Any) -> str | None:
+    """``Game.reveals``: the dice of a war (a WAR, or a line that closes the steps before an
+    automatic one) and of a 3-wrath catastrophe, and the secret steps whose last choice
+    shows everyone's (draws: the platform sees them change ``hidden``)."""
+    if isinstance(command, War):
+        return "サイコロを振る"
+    before_war = state.get("step") in STEPS[: STEPS.index("war")]
+    if isinstance(command, Town | Reveal | End) and before_war:
+        return "手番の戦争をサイコロで決めることがある"
+    if isinstance(command, Catastrophe) and command.paid == 3:
+        return "サイコロでマスが決まる"
+    if isinstance(command, Cubes | Pick):
+        return "全員の選択がそろうと公開される"
+    return None

@@ -663,3 +663,66 @@ def test_the_turn_steps_fragment_answers_only_a_seated_player_and_refuses_an_ill
     first = table.legal(player)["commands"][0]
     good = phone.page.request.get(url, params={"line": first})
     assert good.status == 200 and "chain-line" in good.text(), good.text()
+
+
+NO_SIDEWAYS = "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+
+
+def test_the_archive_and_the_replay_fit_a_phone_and_the_replay_marks_are_drawn(
+    phone: Phone, tables: dict[str, Table]
+) -> None:
+    """R (issue #43) the archive list and the replay readable at 390 px: no sideways scroll; the
+    replay's controls drawn as pictures (no ⏮ ⏭ a phone font lacks), each frame saying what
+    the move did (its public events, the GM's reply); in English too."""
+    table = tables["eitsuku"]
+    page = phone.page
+    for url in ("/archive", "/archive?lang=en", f"/games/{table.id}/replay?at=1"):
+        page.goto(url)
+        assert page.evaluate(NO_SIDEWAYS), f"{url}: {page.evaluate(OVERFLOWING)}"
+    nav = page.locator(".replay-nav")
+    text = nav.inner_text()
+    assert not set("⏮⏭") & set(text), text
+    icons = nav.locator("svg.replay-icon")
+    expect(icons).to_have_count(4)
+    for icon in icons.all():
+        box = icon.bounding_box()
+        assert box is not None and box["width"] >= 8 and box["height"] >= 8, box
+    expect(page.locator(".replay-happened").first).to_be_visible()
+    expect(page.locator(".replay-reply").first).not_to_be_empty()
+    page.screenshot(path="/tmp/phone-replay.png", full_page=False)
+    page.goto(f"/games/{table.id}/replay?at=1&lang=en")
+    assert page.evaluate(NO_SIDEWAYS)
+    expect(page.locator(".replay-nav .replay-next")).to_contain_text("Next move")
+    expect(page.locator(".replay-happened h3").first).to_contain_text("What")
+
+
+def test_the_transcript_is_the_export_as_text_with_sealed_moves_still_hidden(
+    http: httpx.Client, tables: dict[str, Table]
+) -> None:
+    """docs/export.md, "Transcript": every move of the export, its events and the thread's
+    posts as plain text; what the JSON hides before the end (a sealed move, the seed) the text
+    hides too."""
+    table = tables["populous"]
+    record = http.get(f"/api/games/{table.id}/export").json()
+    answer = http.get(f"/games/{table.id}/transcript.txt")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/plain")
+    text = answer.text
+    for move in record["moves"]:
+        assert f"{move['seq']}. {move['actor']}: {move['command']}" in text
+    assert any(move["sealed"] for move in record["moves"])
+    assert "CUBES 情熱 2 食料 3 信仰 2" not in text  # sealed splits stay （封印） until the end
+    assert "（終局後に公開）" in text
+    for post in record["thread"]["posts"]:
+        assert f"{post['number']} {post['author']}" in text
+
+
+def test_the_dock_and_its_builders_speak_english(phone: Phone, http: httpx.Client) -> None:
+    """Every page and message in Japanese and English: the turn dock and its builders."""
+    table = cubes_table(http)
+    phone.log_in(table.players[0].name)
+    phone.page.goto(f"/games/{table.id}?lang=en")
+    expect(phone.page.locator(".builder-stepper legend")).to_contain_text("Build CUBES by numbers")
+    expect(phone.page.locator(".builder-stepper .builder-add")).to_have_text("Add this line")
+    phone.page.locator(".builder-stepper .builder-add").click()
+    expect(phone.page.locator("#turn .dock-status")).to_contain_text("Added to the post form:")

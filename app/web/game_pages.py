@@ -40,8 +40,8 @@ T = TypeVar("T")
 # Legal lines of one verb naming numbers (`CUBES 情熱 2 食料 3 信仰 2`): offered as steppers
 # once there are this many of them (fewer stay buttons).
 STEPPER_MIN_LINES = 4
-NUMBERED = re.compile(r"^(\S+)((?:\s+\S+\s+-?\d+)+)$")
-LABELLED = re.compile(r"(\S+)\s+(-?\d+)")
+NUMBERED = re.compile(r"^(\S+)((?:\s+[^\s\d-]\S*\s+-?\d+)+)$")
+LABELLED = re.compile(r"([^\s\d-]\S*)\s+(-?\d+)")
 # A kind whose PLAY takes several of the cards its single-card lines name: the most cards a
 # line may hold (the game's own grammar) and where the player's hand is in their own view.
 CARD_PLAYS: dict[str, int] = {"eleusis": eleusis_grammar.MAX_PLAY}

@@ -28,9 +28,9 @@ from app.archive.verify import Report, verify, verify_game
 from app.config import Settings
 from app.db.models import Board, Game, Post, utcnow
 from app.errors import Invalid, NotFound, ServiceError
-from app.games.base import CommandSyntaxError, RuleError
 from app.forum import service as forum
 from app.games import all_games
+from app.games.base import CommandSyntaxError, RuleError
 from app.gm import service as gm
 from app.i18n import N_
 from app.web import deps, http_cache, thread_cache

@@ -34,7 +34,7 @@ RECENT_POSTS = 15
 T = TypeVar("T")
 
 # --------------------------------------------------------------------------- turn builders
-# A multi-part move built by tapping its parts (docs/games.md, "The turn dock"): every part is
+# A multi-part move built by tapping its parts (docs/phone.md, "The turn dock"): every part is
 # taken from the lines legal now (or the player's own view), never from rules written again.
 
 # Legal lines of one verb naming numbers (`CUBES 情熱 2 食料 3 信仰 2`): offered as steppers
@@ -48,7 +48,7 @@ CARD_PLAYS: dict[str, int] = {"eleusis": eleusis_grammar.MAX_PLAY}
 # Kinds whose turn is a sequence of steps a post may hold all of, offered one step after
 # another (the lines legal after the ones chosen, computed on a copy): ポピュラス's area,
 # wrath, placement, hand play, moves and the end. Only for a game where what the next step
-# allows depends on nothing the player may not see but dice (docs/games.md).
+# allows depends on nothing the player may not see but dice (docs/phone.md).
 TURN_CHAINS = frozenset({"populous"})
 # The most lines a built turn may hold (a populous turn takes a dozen at most).
 CHAIN_MAX_LINES = 40
@@ -374,12 +374,17 @@ def turn_steps(
     seat = gm.seat_of(game, user)
     chosen = [text.strip() for text in line or []]
     playing = game.status == "active" and not game.paused and game.kind in TURN_CHAINS
-    if playing and game.state is not None and seat not in gm.game_impl(game.kind).waiting_for(game.state):
+    if (
+        playing
+        and game.state is not None
+        and seat not in gm.game_impl(game.kind).waiting_for(game.state)
+    ):
         seat = None  # not this player's turn: nothing to build
+    lines: list[str] = []
     if seat is None or not playing:
-        lines, why, status = [], "refused", 403
+        why, status = "refused", 403
     elif any(not text or len(text) > 200 for text in chosen):
-        lines, why, status = [], "refused", 422
+        why, status = "refused", 422
     else:
         lines, why = lines_after(game, seat, chosen)
         status = 422 if why == "refused" else 200

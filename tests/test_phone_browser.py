@@ -487,8 +487,23 @@ def test_a_legal_line_and_the_post_form_share_one_screen_and_a_tap_does_not_jump
     phone.log_in(player.name)
     page.goto(f"/games/{table.id}")
     first = page.locator("#panel button.fill-command").first
-    first.scroll_into_view_if_needed()
+    # Scrolled as a thumb does: the button just above the dock (which stays at the bottom).
+    page.evaluate(
+        """() => {
+          const button = document.querySelector('#panel button.fill-command');
+          const dock = document.querySelector('#turn').getBoundingClientRect();
+          window.scrollBy(0, button.getBoundingClientRect().bottom - dock.top + 8);
+        }"""
+    )
     assert on_screen(page, "#panel button.fill-command"), "the legal button is not on screen"
+    uncovered = page.evaluate(
+        """() => {
+          const box = document.querySelector('#panel button.fill-command').getBoundingClientRect();
+          const hit = document.elementFromPoint(box.left + 2, box.top + box.height / 2);
+          return hit !== null && hit.closest('button.fill-command') !== null;
+        }"""
+    )
+    assert uncovered, "the legal button is under the dock or the switch"
     assert on_screen(page, REPLY_BODY), "the post form is not on the legal button's screen"
     before = page.evaluate("window.scrollY")
     first.click()

@@ -741,3 +741,48 @@ def test_the_dock_and_its_builders_speak_english(phone: Phone, http: httpx.Clien
     expect(phone.page.locator(".builder-stepper .builder-add")).to_have_text("Add this line")
     phone.page.locator(".builder-stepper .builder-add").click()
     expect(phone.page.locator("#turn .dock-status")).to_contain_text("Added to the post form:")
+
+
+def test_an_imas_memory_conversion_is_three_steppers_whose_sum_must_be_legal(
+    phone: Phone, http: httpx.Client
+) -> None:
+    """R a memory chip turns into 3 ability chips of the player's choice (`CONVERT MEMORY Vo Vo
+    Da`): Vo/Da/Vi steppers with their sum shown; a mix that is not three chips cannot be
+    added; the one added is posted and applied."""
+    table = new_table(http, "idolwp", 2)
+    while (view := table.view())["phase"] == "draft":
+        user = table.by_name(view["waiting_for"][0])
+        picks = table.legal(user)["commands"]
+        memory = [line for line in picks if line in ("PICK 春香", "PICK 雪歩")]
+        table.post(user, (memory or picks)[0])
+    for _ in range(6):
+        user = table.by_name(table.view()["waiting_for"][0])
+        lines = table.legal(user)["commands"]
+        if any(line.startswith("CONVERT MEMORY ") for line in lines):
+            break
+        table.post(user, next(line for line in lines if line.startswith("MOVE ")))
+    else:
+        pytest.fail("nobody with a memory chip came to play")
+    page = phone.page
+    phone.log_in(user.name)
+    page.goto(f"/games/{table.id}")
+    builder = page.locator(".builder-stepper", has_text="CONVERT MEMORY")
+    expect(builder).to_be_visible()
+    steps = builder.locator(".stepper")
+    expect(steps).to_have_count(3)
+    assert [s.locator(".stepper-label").inner_text() for s in steps.all()] == ["Vo", "Da", "Vi"]
+    expect(builder.locator(".step-sum")).to_have_text("3")
+    steps.nth(0).locator(".step-up").click()
+    expect(builder.locator(".step-sum")).to_have_text("4")
+    expect(builder.locator(".builder-add")).to_be_disabled()
+    expect(builder.locator(".builder-illegal")).to_be_visible()
+    steps.nth(1).locator(".step-down").click()
+    expect(builder.locator(".builder-add")).to_be_enabled()
+    line = builder.locator(".builder-line").inner_text()
+    assert line in lines and line.split()[2:].count("Vo") == 2, line
+    builder.locator(".builder-add").click()
+    expect(page.locator(REPLY_BODY)).to_have_value(line)
+    done = len(moves(table))
+    page.click(REPLY_SUBMIT)
+    page.wait_for_url(f"**/games/{table.id}*")
+    assert moves(table)[done:] == [line]

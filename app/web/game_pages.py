@@ -93,6 +93,48 @@ def steppers(lines: Sequence[str], sealed: bool) -> list[dict[str, Any]]:
     return built
 
 
+def multisets(lines: Sequence[str], sealed: bool) -> list[dict[str, Any]]:
+    """Legal lines that share their first two words and end in the same number of tokens of a
+    few kinds, in any mix (IM@S `CONVERT MEMORY Vo Vo Da`): one stepper per kind counting it
+    in the line; each count of kinds is one legal line (one order per mix, or no builder)."""
+    groups: dict[tuple[str, int], list[tuple[list[str], str]]] = {}
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 4 or NUMBERED.match(line):
+            continue
+        groups.setdefault((" ".join(parts[:2]), len(parts) - 2), []).append((parts[2:], line))
+    built = []
+    for (head, _size), found in groups.items():
+        kinds = list(dict.fromkeys(token for tail, _ in found for token in tail))
+        if len(found) < STEPPER_MIN_LINES or len(kinds) > 4 or any(k.isdigit() for k in kinds):
+            continue
+        combos: dict[tuple[int, ...], str] = {}
+        for tail, line in found:
+            combos.setdefault(tuple(tail.count(kind) for kind in kinds), line)
+        if len(combos) != len(found):
+            continue  # the order of the tokens matters: not a mix
+        even = min(combos, key=lambda counts: max(counts) - min(counts))
+        built.append(
+            {
+                "type": "stepper",
+                "verb": head,
+                "sealed": sealed,
+                "labels": [
+                    {
+                        "label": kind,
+                        "low": min(counts[i] for counts in combos),
+                        "high": max(counts[i] for counts in combos),
+                        "start": even[i],
+                    }
+                    for i, kind in enumerate(kinds)
+                ],
+                "combos": {",".join(map(str, counts)): line for counts, line in combos.items()},
+                "lines": set(combos.values()),
+            }
+        )
+    return built
+
+
 def card_plays(
     kind: str, lines: Sequence[str], own_view: Mapping[str, Any] | None, sealed: bool
 ) -> list[dict[str, Any]]:
@@ -136,6 +178,7 @@ def turn_builders(game: Game, panel: Mapping[str, Any]) -> list[dict[str, Any]]:
     built: list[dict[str, Any]] = []
     for sealed, lines in ((False, panel["legal"]), (True, panel["sealed_legal"])):
         built += steppers(lines, sealed)
+        built += multisets(lines, sealed)
         built += card_plays(game.kind, lines, panel["own_view"], sealed)
     if game.kind in TURN_CHAINS and panel["seat"] is not None and panel["legal"]:
         built.append({"type": "chain", "sealed": False, "lines": set(panel["legal"])})

@@ -704,6 +704,11 @@ def test_the_archive_and_the_replay_fit_a_phone_and_the_replay_marks_are_drawn(
         assert box is not None and box["width"] >= 8 and box["height"] >= 8, box
     expect(page.locator(".replay-happened").first).to_be_visible()
     expect(page.locator(".replay-reply").first).not_to_be_empty()
+    # The move's public events, as the export lists them.
+    record = table.gm.client.get(f"/api/games/{table.id}/export").json()
+    events = [move for move in record["moves"] if not move["undone"]][0]["events"]
+    assert events, record["moves"][0]
+    expect(page.locator(".replay-events li")).to_have_text(events)
     page.screenshot(path="/tmp/phone-replay.png", full_page=False)
     page.goto(f"/games/{table.id}/replay?at=1&lang=en")
     assert page.evaluate(NO_SIDEWAYS)

@@ -21,8 +21,9 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.archive import dat, listing
+from app.archive.fold import MoveLine, steps
 from app.archive.frames import frame
-from app.archive.records import MAX_RECORD_BYTES, OVER, export_game, load_record, replay_stored
+from app.archive.records import MAX_RECORD_BYTES, OVER, export_game, load_record
 from app.archive.search import MAX_QUERY_CHARS, search
 from app.archive.verify import Report, verify, verify_game
 from app.config import Settings
@@ -187,7 +188,7 @@ def replay_page(
     replies: list[Post] = []
     events: list[str] = []
     if shown.move is not None:
-        events = move_events(session, game, shown.move.seq)
+        events = move_events(session, game, shown.at)
         if shown.post is not None:
             replies = list(
                 session.scalars(
@@ -210,18 +211,23 @@ def replay_page(
     )
 
 
-def move_events(session: Session, game: Game, seq: int) -> list[str]:
-    """What the move ``seq`` did, in the public words of its events (the export's
-    ``moves[].events``); none when the log no longer replays."""
+def move_events(session: Session, game: Game, at: int) -> list[str]:
+    """What the ``at``-th applied move did, in the public words of its events (the export's
+    ``moves[].events``); none when the log no longer replays. Folds the first ``at`` moves
+    only, as the frame itself does."""
+    if game.started_at is None:
+        return []
     impl = gm.game_impl(game.kind)
-    moves = gm.moves_of(session, game)
+    moves = [m for m in gm.moves_of(session, game) if not m.undone][:at]
+    lines = [MoveLine(m.seq, m.actor_seat, m.command, m.sealed) for m in moves]
+    players = game.players_at_start or [p.name for p in game.players]
+    public: list[str] = []
     try:
-        for step in replay_stored(game, impl, moves):
-            if step.move.seq == seq:
-                return list(step.public)
+        for step in steps(impl, game.seed, game.options, players, lines):
+            public = step.public
     except (RuleError, CommandSyntaxError, KeyError, ValueError, TypeError):
         return []
-    return []
+    return list(public)
 
 
 # --- a readable transcript -------------------------------------------------------------------

@@ -706,7 +706,7 @@ def test_the_archive_and_the_replay_fit_a_phone_and_the_replay_marks_are_drawn(
     expect(page.locator(".replay-reply").first).not_to_be_empty()
     # The move's public events, as the export lists them.
     record = table.gm.client.get(f"/api/games/{table.id}/export").json()
-    events = [move for move in record["moves"] if not move["undone"]][0]["events"]
+    events = next(move for move in record["moves"] if not move["undone"])["events"]
     assert events, record["moves"][0]
     expect(page.locator(".replay-events li")).to_have_text(events)
     page.screenshot(path="/tmp/phone-replay.png", full_page=False)
@@ -791,3 +791,27 @@ def test_an_imas_memory_conversion_is_three_steppers_whose_sum_must_be_legal(
     page.click(REPLY_SUBMIT)
     page.wait_for_url(f"**/games/{table.id}*")
     assert moves(table)[done:] == [line]
+
+
+def test_the_builders_follow_the_turn_when_the_panel_refreshes_live(
+    phone: Phone, http: httpx.Client
+) -> None:
+    """A builder never offers the lines of an old state: when the bot's reply refreshes the
+    panel, the dock's builders are rebuilt for the lines legal now (here: the turn passes to
+    this player, who had none)."""
+    table = cubes_table(http)
+    for user in table.players:
+        table.seal(user, "CUBES 情熱 2 食料 3 信仰 2")
+    active = table.by_name(table.view()["waiting_for"][0])
+    following = table.players[(table.players.index(active) + 1) % len(table.players)]
+    page = phone.page
+    phone.log_in(following.name)
+    page.goto(f"/games/{table.id}")
+    expect(page.locator(".builder-chain")).to_have_count(0)
+    table.post(active, "END")
+    assert table.view()["waiting_for"] == [following.name]
+    chain = page.locator(".builder-chain")
+    expect(chain).to_be_visible(timeout=20_000)
+    first = table.legal(following)["commands"]
+    buttons = chain.locator(".chain-next button.chain-line")
+    assert [b.get_attribute("data-line") for b in buttons.all()] == first

@@ -403,6 +403,21 @@ def game_page(request: Request, game_id: int, session: SessionDep, user: PageUse
     return _game_page(request, session, gm.get_game(session, game_id), user)
 
 
+@router.get("/games/{game_id}/builders")
+def builders_fragment(
+    request: Request, game_id: int, session: SessionDep, user: PageUser
+) -> Response:
+    """The turn dock's builders alone, for app.js to rebuild them when live.js refreshes the
+    panel (the lines legal now changed: a builder must never offer the old ones)."""
+    game = gm.get_game(session, game_id)
+    context = game_panel(session, game, user)
+    builders = turn_builders(game, context)
+    session.commit()
+    return render(
+        request, "games/builders_fragment.html", user, game=game, panel=context, builders=builders
+    )
+
+
 @router.get("/games/{game_id}/turn")
 def turn_steps(
     request: Request,

@@ -220,11 +220,33 @@ function addLine(area, line) {
     });
   }
 
-  document.querySelectorAll(".builder").forEach(function (builder) {
-    if (builder.classList.contains("builder-stepper")) stepper(builder);
-    else if (builder.classList.contains("builder-cards")) cards(builder);
-    else if (builder.classList.contains("builder-chain")) chain(builder);
-    builder.hidden = false;
+  function wire(root) {
+    root.querySelectorAll(".builder").forEach(function (builder) {
+      if (builder.classList.contains("builder-stepper")) stepper(builder);
+      else if (builder.classList.contains("builder-cards")) cards(builder);
+      else if (builder.classList.contains("builder-chain")) chain(builder);
+      builder.hidden = false;
+    });
+  }
+  wire(document);
+
+  // After live.js refreshed the panel: the builders for the lines legal now, from the server.
+  document.addEventListener("bbsgm:panel", function (event) {
+    var slot = document.getElementById("builders-slot");
+    if (!slot || !event.detail || !event.detail.game) return;
+    fetch("/games/" + event.detail.game + "/builders", { credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (html) {
+        if (!html) return;
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        var fresh = doc.getElementById("builders-slot");
+        var current = document.getElementById("builders-slot");
+        if (!fresh || !current) return;
+        var node = document.importNode(fresh, true);
+        current.replaceWith(node);
+        wire(node);
+      })
+      .catch(function () {});
   });
 
   // The dock's 消す: empties the post form (shown once there is something to empty).

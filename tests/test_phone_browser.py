@@ -473,6 +473,29 @@ def on_screen(page: Page, selector: str) -> bool:
     return inside
 
 
+def above_the_dock(page: Page, index: int) -> None:
+    """Scroll as a thumb does: the index-th legal button just above the dock (which stays at
+    the bottom of the screen); it must then be on screen and not under the dock or the bar."""
+    page.evaluate(
+        """(index) => {
+          const button = document.querySelectorAll('#panel button.fill-command')[index];
+          const dock = document.querySelector('#turn').getBoundingClientRect();
+          window.scrollBy(0, button.getBoundingClientRect().bottom - dock.top + 8);
+        }""",
+        index,
+    )
+    uncovered = page.evaluate(
+        """(index) => {
+          const button = document.querySelectorAll('#panel button.fill-command')[index];
+          const box = button.getBoundingClientRect();
+          const hit = document.elementFromPoint(box.left + 2, box.top + box.height / 2);
+          return hit !== null && hit.closest('button.fill-command') === button;
+        }""",
+        index,
+    )
+    assert uncovered, f"legal button {index} is under the dock or the switch"
+
+
 def test_a_legal_line_and_the_post_form_share_one_screen_and_a_tap_does_not_jump(
     phone: Phone, http: httpx.Client
 ) -> None:
@@ -487,23 +510,8 @@ def test_a_legal_line_and_the_post_form_share_one_screen_and_a_tap_does_not_jump
     phone.log_in(player.name)
     page.goto(f"/games/{table.id}")
     first = page.locator("#panel button.fill-command").first
-    # Scrolled as a thumb does: the button just above the dock (which stays at the bottom).
-    page.evaluate(
-        """() => {
-          const button = document.querySelector('#panel button.fill-command');
-          const dock = document.querySelector('#turn').getBoundingClientRect();
-          window.scrollBy(0, button.getBoundingClientRect().bottom - dock.top + 8);
-        }"""
-    )
+    above_the_dock(page, 0)
     assert on_screen(page, "#panel button.fill-command"), "the legal button is not on screen"
-    uncovered = page.evaluate(
-        """() => {
-          const box = document.querySelector('#panel button.fill-command').getBoundingClientRect();
-          const hit = document.elementFromPoint(box.left + 2, box.top + box.height / 2);
-          return hit !== null && hit.closest('button.fill-command') !== null;
-        }"""
-    )
-    assert uncovered, "the legal button is under the dock or the switch"
     assert on_screen(page, REPLY_BODY), "the post form is not on the legal button's screen"
     before = page.evaluate("window.scrollY")
     first.click()
@@ -512,12 +520,16 @@ def test_a_legal_line_and_the_post_form_share_one_screen_and_a_tap_does_not_jump
     expect(page.locator(f"{DOCK} .dock-status")).to_contain_text(str(line))
     assert abs(page.evaluate("window.scrollY") - before) < 2, "the tap scrolled the page"
     second = page.locator("#panel button.fill-command").nth(1)
+    above_the_dock(page, 1)
     second.click()
     expect(page.locator(REPLY_BODY)).to_have_value(f"{line}\n{second.get_attribute('data-line')}")
     page.screenshot(path="/tmp/phone-dock.png")
     # The dock folds: closed, only its heading stays at the bottom.
     page.click("#reply > summary")
     expect(page.locator(REPLY_BODY)).to_be_hidden()
+    if page.locator("#sealed > summary").count():
+        page.click("#sealed > summary")
+        expect(page.locator(SEALED_BODY)).to_be_hidden()
     box = page.locator(DOCK).bounding_box()
     assert box is not None and box["height"] < 200, box
 

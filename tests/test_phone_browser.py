@@ -446,3 +446,388 @@ def test_the_gm_too_sees_the_board_once(phone: Phone, tables: dict[str, Table], 
             player for player in table.players if kind != "eleusis" or player_hand(table, player)
         ]
         expect(phone.page.locator(f"#own {OWN_HAND[kind]}")).to_have_count(len(seats))
+
+
+# --------------------------------------------------------------------------- one turn in reach
+# Issue #43: the lines legal now beside the post form (the turn dock, sticky at the bottom of
+# a phone's screen), multi-part moves built by tapping their parts, each built line accepted
+# through the real post path.
+
+DOCK = "#turn"
+REPLY_BODY = "#reply textarea[name=body]"
+REPLY_SUBMIT = "#reply button[type=submit]:not(.secondary)"
+SEALED_BODY = "#sealed textarea[name=body]"
+
+
+def moves(table: Table) -> list[str]:
+    found = table.gm.client.get(f"/api/games/{table.id}/moves").json()
+    return [move["command"] for move in found]
+
+
+def on_screen(page: Page, selector: str) -> bool:
+    """The whole element is inside the viewport (not scrolled off, not under the bar)."""
+    inside: bool = page.evaluate(
+        """(selector) => {
+          const box = document.querySelector(selector).getBoundingClientRect();
+          return box.height > 0 && box.top >= 0 && box.bottom <= window.innerHeight + 0.5;
+        }""",
+        selector,
+    )
+    return inside
+
+
+def above_the_dock(page: Page, index: int) -> None:
+    """Scroll as a thumb does: the index-th legal button just above the dock (which stays at
+    the bottom of the screen); it must then be on screen and not under the dock or the bar."""
+    page.evaluate(
+        """(index) => {
+          const button = document.querySelectorAll('#panel button.fill-command')[index];
+          const dock = document.querySelector('#turn').getBoundingClientRect();
+          window.scrollBy(0, button.getBoundingClientRect().bottom - dock.top + 8);
+        }""",
+        index,
+    )
+    uncovered = page.evaluate(
+        """(index) => {
+          const button = document.querySelectorAll('#panel button.fill-command')[index];
+          const box = button.getBoundingClientRect();
+          const hit = document.elementFromPoint(box.left + 2, box.top + box.height / 2);
+          return hit !== null && hit.closest('button.fill-command') === button;
+        }""",
+        index,
+    )
+    assert uncovered, f"legal button {index} is under the dock or the switch"
+
+
+def test_a_legal_line_and_the_post_form_share_one_screen_and_a_tap_does_not_jump(
+    phone: Phone, http: httpx.Client
+) -> None:
+    """R (issue #43) the lines legal now next to the post form: with a legal button on screen
+    the form is on the same screen; a tap puts the line in the form without scrolling the page,
+    and a second tap adds a second line."""
+    table = new_table(http, "eitsuku", 2)
+    player = max(table.players, key=lambda user: len(table.legal(user)["commands"]))
+    lines = table.legal(player)["commands"]
+    assert len(lines) >= 2, lines
+    page = phone.page
+    phone.log_in(player.name)
+    page.goto(f"/games/{table.id}")
+    first = page.locator("#panel button.fill-command").first
+    above_the_dock(page, 0)
+    assert on_screen(page, "#panel button.fill-command"), "the legal button is not on screen"
+    assert on_screen(page, REPLY_BODY), "the post form is not on the legal button's screen"
+    before = page.evaluate("window.scrollY")
+    first.click()
+    line = first.get_attribute("data-line")
+    expect(page.locator(REPLY_BODY)).to_have_value(str(line))
+    expect(page.locator(f"{DOCK} .dock-status")).to_contain_text(str(line))
+    assert abs(page.evaluate("window.scrollY") - before) < 2, "the tap scrolled the page"
+    second = page.locator("#panel button.fill-command").nth(1)
+    above_the_dock(page, 1)
+    second.click()
+    expect(page.locator(REPLY_BODY)).to_have_value(f"{line}\n{second.get_attribute('data-line')}")
+    page.screenshot(path="/tmp/phone-dock.png")
+    # The dock folds: closed, only its heading stays at the bottom.
+    folds = page.locator("#turn details[open] > summary")
+    for left in range(folds.count(), 0, -1):
+        folds.first.click()
+        expect(folds).to_have_count(left - 1)
+    expect(page.locator(REPLY_BODY)).to_be_hidden()
+    expect(page.locator(f"{DOCK} .builder:visible")).to_have_count(0)
+    box = page.locator(DOCK).bounding_box()
+    assert box is not None and box["height"] < 200, box
+
+
+def cubes_table(http: httpx.Client) -> Table:
+    """ポピュラス at its cube split (every split a sealed line)."""
+    table = new_table(http, "populous", 3)
+    while (view := table.view())["phase"] == "race":
+        user = table.by_name(view["waiting_for"][0])
+        table.post(user, table.legal(user)["commands"][0])
+    while table.view()["phase"] == "draft":
+        for user in table.players:
+            sealed = table.legal(user)["sealed"]
+            if sealed:
+                table.seal(user, sealed[0])
+    assert table.view()["phase"] == "cubes"
+    return table
+
+
+def test_the_cube_split_is_three_steppers_that_offer_only_legal_splits_and_send_one(
+    phone: Phone, http: httpx.Client
+) -> None:
+    """R the cube split as three steppers (sum shown); a split that is not a legal line cannot
+    be added; the built line is a legal one and the game accepts it sealed."""
+    table = cubes_table(http)
+    player = table.players[0]
+    legal = set(table.legal(player)["sealed"])
+    page = phone.page
+    phone.log_in(player.name)
+    page.goto(f"/games/{table.id}")
+    builder = page.locator(".builder-stepper")
+    expect(builder).to_be_visible()
+    expect(builder.locator(".stepper")).to_have_count(3)
+    assert on_screen(page, ".builder-stepper .builder-add"), "the stepper is not on screen"
+    steps = builder.locator(".stepper")
+    # Up on the first label until the split is no longer legal (the other two fixed).
+    start = builder.locator(".builder-line").inner_text()
+    assert start in legal, start
+    for _ in range(8):
+        if steps.nth(0).locator(".step-up").is_disabled():
+            break
+        steps.nth(0).locator(".step-up").click()
+        shown = builder.locator(".builder-line").inner_text()
+        if not shown:
+            expect(builder.locator(".builder-add")).to_be_disabled()
+            expect(builder.locator(".builder-illegal")).to_be_visible()
+            break
+        assert shown in legal, shown
+    else:
+        pytest.fail("the first stepper never reached an illegal split")
+    # Back one and take a unit from the second: a legal split, its sum shown.
+    steps.nth(0).locator(".step-down").click()
+    expect(builder.locator(".builder-add")).to_be_enabled()
+    line = builder.locator(".builder-line").inner_text()
+    values = [int(v) for v in line.split()[2::2]]
+    expect(builder.locator(".step-sum")).to_have_text(str(sum(values)))
+    builder.locator(".builder-add").click()
+    expect(page.locator(SEALED_BODY)).to_have_value(line)
+    page.click("#sealed button[type=submit]")
+    expect(page.locator(".sealed-list pre.preview-reply").last).to_be_visible()
+    expect(page.locator(".sealed-list pre.preview-reply.failed")).to_have_count(0)
+    expect(page.locator(".sealed-list li").last.locator("pre").first).to_have_text(line)
+
+
+def test_an_eleusis_play_of_several_cards_is_built_by_tapping_them_in_order(
+    phone: Phone, http: httpx.Client
+) -> None:
+    """R a child plays 1–4 cards in one PLAY: tapped in order (a tapped card again: taken back),
+    at most as many as a line may hold, the line posted and accepted."""
+    table = new_table(http, "eleusis", 4)
+    parent = table.players[0]
+    table.seal(parent, f"RULE {RULE}")
+    child = table.by_name(table.view()["waiting_for"][0])
+    hand = table.view(child)["hand"]
+    page = phone.page
+    phone.log_in(child.name)
+    page.goto(f"/games/{table.id}")
+    builder = page.locator(".builder-cards")
+    expect(builder).to_be_visible()
+    chips = builder.locator(".card-chip")
+    expect(chips).to_have_count(len(hand))
+    most = int(str(builder.get_attribute("data-most")))
+    assert most == 4
+    for i in range(most):
+        chips.nth(i).click()
+    expect(chips.nth(most)).to_be_disabled()  # no fifth card
+    chips.nth(1).click()  # taken back
+    expect(chips.nth(most)).to_be_enabled()
+    expect(chips.nth(1)).to_have_attribute("aria-pressed", "false")
+    builder.locator(".builder-mark input[value='●']").check()
+    chosen = [hand[0], hand[2], hand[3]]
+    expect(builder.locator(".builder-line")).to_have_text(f"PLAY ● {' '.join(chosen)}")
+    builder.locator(".builder-add").click()
+    expect(page.locator(REPLY_BODY)).to_have_value(f"PLAY ● {' '.join(chosen)}")
+    page.screenshot(path="/tmp/phone-eleusis.png")
+    done = len(moves(table))
+    page.click(REPLY_SUBMIT)
+    page.wait_for_url(f"**/games/{table.id}*")
+    played = moves(table)[done:]
+    assert played and played[0].split()[:2] == ["PLAY", "●"], played
+    assert len(played[0].split()) == 2 + len(chosen), played
+
+
+def test_a_populous_turn_is_built_step_by_step_into_one_post_the_game_takes_whole(
+    phone: Phone, http: httpx.Client
+) -> None:
+    """R a turn is sequential (area, wrath, placement, hand play, moves, end): the builder
+    offers each step's lines legal after the ones chosen, and the one post holding them all is
+    applied whole, in that order."""
+    table = cubes_table(http)
+    for user in table.players:
+        table.seal(user, "CUBES 情熱 2 食料 3 信仰 2")
+    player = table.by_name(table.view()["waiting_for"][0])
+    page = phone.page
+    phone.log_in(player.name)
+    page.goto(f"/games/{table.id}")
+    builder = page.locator(".builder-chain")
+    expect(builder).to_be_visible()
+    chosen: list[str] = []
+    for _ in range(CHAIN_STEPS):
+        buttons = builder.locator(".chain-next button.chain-line")
+        if buttons.count() == 0:
+            break
+        # END last: every other step first, the first line of each.
+        lines = [str(b.get_attribute("data-line")) for b in buttons.all()]
+        pick = next((line for line in lines if line != "END"), "END")
+        builder.locator(f".chain-next button.chain-line[data-line='{pick}']").click()
+        chosen.append(pick)
+        expect(builder.locator(".chain-chosen li")).to_have_count(len(chosen))
+        expect(builder).to_have_attribute("data-steps", str(len(chosen)))
+    assert len(chosen) >= 3, chosen
+    expect(builder.locator(".chain-done")).to_be_visible()
+    expect(page.locator(REPLY_BODY)).to_have_value("\n".join(chosen))
+    page.screenshot(path="/tmp/phone-populous.png")
+    done = len(moves(table))
+    page.click(REPLY_SUBMIT)
+    page.wait_for_url(f"**/games/{table.id}*")
+    assert moves(table)[done:] == chosen
+
+
+CHAIN_STEPS = 12
+
+
+def test_the_turn_steps_fragment_answers_only_a_seated_player_and_refuses_an_illegal_line(
+    phone: Phone, http: httpx.Client
+) -> None:
+    """Hidden information: the look-ahead answers only a player of the game; a line that is
+    not legal now gets 422 and no lines."""
+    table = cubes_table(http)
+    for user in table.players:
+        table.seal(user, "CUBES 情熱 2 食料 3 信仰 2")
+    player = table.by_name(table.view()["waiting_for"][0])
+    url = f"/games/{table.id}/turn"
+    assert http.get(url).status_code == 403  # nobody logged in
+    phone.log_in(player.name)
+    bad = phone.page.request.get(url, params={"line": "END END"})
+    assert bad.status == 422 and "chain-line" not in bad.text()
+    first = table.legal(player)["commands"][0]
+    good = phone.page.request.get(url, params={"line": first})
+    assert good.status == 200 and "chain-line" in good.text(), good.text()
+
+
+NO_SIDEWAYS = "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+
+
+def test_the_archive_and_the_replay_fit_a_phone_and_the_replay_marks_are_drawn(
+    phone: Phone, tables: dict[str, Table]
+) -> None:
+    """R (issue #43) the archive list and the replay readable at 390 px: no sideways scroll; the
+    replay's controls drawn as pictures (no ⏮ ⏭ a phone font lacks), each frame saying what
+    the move did (its public events, the GM's reply); in English too."""
+    table = tables["eitsuku"]
+    page = phone.page
+    for url in ("/archive", "/archive?lang=en", f"/games/{table.id}/replay?at=1"):
+        page.goto(url)
+        assert page.evaluate(NO_SIDEWAYS), f"{url}: {page.evaluate(OVERFLOWING)}"
+    nav = page.locator(".replay-nav")
+    text = nav.inner_text()
+    assert not set("⏮⏭") & set(text), text
+    icons = nav.locator("svg.replay-icon")
+    expect(icons).to_have_count(4)
+    for icon in icons.all():
+        box = icon.bounding_box()
+        assert box is not None and box["width"] >= 8 and box["height"] >= 8, box
+    expect(page.locator(".replay-happened").first).to_be_visible()
+    expect(page.locator(".replay-reply").first).not_to_be_empty()
+    # The move's public events, as the export lists them.
+    record = table.gm.client.get(f"/api/games/{table.id}/export").json()
+    events = next(move for move in record["moves"] if not move["undone"])["events"]
+    assert events, record["moves"][0]
+    expect(page.locator(".replay-events li")).to_have_text(events)
+    page.screenshot(path="/tmp/phone-replay.png", full_page=False)
+    page.goto(f"/games/{table.id}/replay?at=1&lang=en")
+    assert page.evaluate(NO_SIDEWAYS)
+    expect(page.locator(".replay-nav .replay-next")).to_contain_text("Next move")
+    expect(page.locator(".replay-happened h3").first).to_contain_text("What")
+
+
+def test_the_transcript_is_the_export_as_text_with_sealed_moves_still_hidden(
+    http: httpx.Client, tables: dict[str, Table]
+) -> None:
+    """docs/export.md, "Transcript": every move of the export, its events and the thread's
+    posts as plain text; what the JSON hides before the end (a sealed move, the seed) the text
+    hides too."""
+    table = tables["populous"]
+    record = http.get(f"/api/games/{table.id}/export").json()
+    answer = http.get(f"/games/{table.id}/transcript.txt")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/plain")
+    text = answer.text
+    for move in record["moves"]:
+        assert f"{move['seq']}. {move['actor']}: {move['command']}" in text
+    assert any(move["sealed"] for move in record["moves"])
+    assert "CUBES 情熱 2 食料 3 信仰 2" not in text  # sealed splits stay （封印） until the end
+    assert "（終局後に公開）" in text
+    for post in record["thread"]["posts"]:
+        assert f"{post['number']} {post['author']}" in text
+
+
+def test_the_dock_and_its_builders_speak_english(phone: Phone, http: httpx.Client) -> None:
+    """Every page and message in Japanese and English: the turn dock and its builders."""
+    table = cubes_table(http)
+    phone.log_in(table.players[0].name)
+    phone.page.goto(f"/games/{table.id}?lang=en")
+    expect(phone.page.locator(".builder-stepper legend")).to_contain_text("Build CUBES by numbers")
+    expect(phone.page.locator(".builder-stepper .builder-add")).to_have_text("Add this line")
+    phone.page.locator(".builder-stepper .builder-add").click()
+    expect(phone.page.locator("#turn .dock-status")).to_contain_text("Added to the post form:")
+
+
+def test_an_imas_memory_conversion_is_three_steppers_whose_sum_must_be_legal(
+    phone: Phone, http: httpx.Client
+) -> None:
+    """R a memory chip turns into 3 ability chips of the player's choice (`CONVERT MEMORY Vo Vo
+    Da`): Vo/Da/Vi steppers with their sum shown; a mix that is not three chips cannot be
+    added; the one added is posted and applied."""
+    table = new_table(http, "idolwp", 2)
+    while (view := table.view())["phase"] == "draft":
+        user = table.by_name(view["waiting_for"][0])
+        picks = table.legal(user)["commands"]
+        memory = [line for line in picks if line in ("PICK 春香", "PICK 雪歩")]
+        table.post(user, (memory or picks)[0])
+    for _ in range(6):
+        user = table.by_name(table.view()["waiting_for"][0])
+        lines = table.legal(user)["commands"]
+        if any(line.startswith("CONVERT MEMORY ") for line in lines):
+            break
+        table.post(user, next(line for line in lines if line.startswith("MOVE ")))
+    else:
+        pytest.fail("nobody with a memory chip came to play")
+    page = phone.page
+    phone.log_in(user.name)
+    page.goto(f"/games/{table.id}")
+    builder = page.locator(".builder-stepper", has_text="CONVERT MEMORY")
+    expect(builder).to_be_visible()
+    steps = builder.locator(".stepper")
+    expect(steps).to_have_count(3)
+    assert [s.locator(".stepper-label").inner_text() for s in steps.all()] == ["Vo", "Da", "Vi"]
+    expect(builder.locator(".step-sum")).to_have_text("3")
+    steps.nth(0).locator(".step-up").click()
+    expect(builder.locator(".step-sum")).to_have_text("4")
+    expect(builder.locator(".builder-add")).to_be_disabled()
+    expect(builder.locator(".builder-illegal")).to_be_visible()
+    steps.nth(1).locator(".step-down").click()
+    expect(builder.locator(".builder-add")).to_be_enabled()
+    line = builder.locator(".builder-line").inner_text()
+    assert line in lines and line.split()[2:].count("Vo") == 2, line
+    builder.locator(".builder-add").click()
+    expect(page.locator(REPLY_BODY)).to_have_value(line)
+    done = len(moves(table))
+    page.click(REPLY_SUBMIT)
+    page.wait_for_url(f"**/games/{table.id}*")
+    assert moves(table)[done:] == [line]
+
+
+def test_the_builders_follow_the_turn_when_the_panel_refreshes_live(
+    phone: Phone, http: httpx.Client
+) -> None:
+    """A builder never offers the lines of an old state: when the bot's reply refreshes the
+    panel, the dock's builders are rebuilt for the lines legal now (here: the turn passes to
+    this player, who had none)."""
+    table = cubes_table(http)
+    for user in table.players:
+        table.seal(user, "CUBES 情熱 2 食料 3 信仰 2")
+    active = table.by_name(table.view()["waiting_for"][0])
+    following = table.players[(table.players.index(active) + 1) % len(table.players)]
+    page = phone.page
+    phone.log_in(following.name)
+    page.goto(f"/games/{table.id}")
+    expect(page.locator(".builder-chain")).to_have_count(0)
+    table.post(active, "END")
+    assert table.view()["waiting_for"] == [following.name]
+    chain = page.locator(".builder-chain")
+    expect(chain).to_be_visible(timeout=20_000)
+    first = table.legal(following)["commands"]
+    buttons = chain.locator(".chain-next button.chain-line")
+    assert [b.get_attribute("data-line") for b in buttons.all()] == first

@@ -125,7 +125,10 @@ DOM_CHECK = """
   const picture = /^[/]api[/]games[/][0-9]+[/]board[.]svg([?][a-z0-9=&]*)?$/;
   const own = (el) => (el.matches('figure.board-picture > img')
       && picture.test(el.getAttribute('src') || ''))
-    || (el.matches('details.board-text') && el.firstElementChild?.tagName === 'SUMMARY');
+    || (el.matches('details.board-text, #turn details.dock-part, #turn details.dock-name')
+      && el.firstElementChild?.tagName === 'SUMMARY')
+    || (el.matches('.replay-nav svg.replay-icon') && el.children.length <= 2
+      && [...el.children].every((c) => ['path', 'rect'].includes(c.localName)));
   for (const tag of injected) {
     if ([...document.getElementsByTagName(tag)].some(el => !own(el))) bad.push('element ' + tag);
   }

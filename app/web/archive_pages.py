@@ -16,19 +16,22 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile
 from fastapi.responses import RedirectResponse
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.archive import dat, listing
+from app.archive.fold import MoveLine, steps
 from app.archive.frames import frame
-from app.archive.records import MAX_RECORD_BYTES, OVER, load_record
+from app.archive.records import MAX_RECORD_BYTES, OVER, export_game, load_record
 from app.archive.search import MAX_QUERY_CHARS, search
 from app.archive.verify import Report, verify, verify_game
 from app.config import Settings
-from app.db.models import Board, utcnow
+from app.db.models import Board, Game, Post, utcnow
 from app.errors import Invalid, NotFound, ServiceError
 from app.forum import service as forum
 from app.games import all_games
+from app.games.base import CommandSyntaxError, RuleError
 from app.gm import service as gm
 from app.i18n import N_
 from app.web import deps, http_cache, thread_cache
@@ -182,6 +185,19 @@ def replay_page(
 ) -> Response:
     game = gm.get_game(session, game_id)
     shown = frame(session, game, user, at, viewer, settings.posts_per_page)
+    replies: list[Post] = []
+    events: list[str] = []
+    if shown.move is not None:
+        events = move_events(session, game, shown.at)
+        if shown.post is not None:
+            replies = list(
+                session.scalars(
+                    select(Post)
+                    .where(Post.thread_id == game.thread_id, Post.reply_to == shown.post.number)
+                    .where(Post.hidden_at.is_(None))
+                    .order_by(Post.number)
+                )
+            )
     session.commit()
     return render(
         request,
@@ -189,8 +205,77 @@ def replay_page(
         user,
         frame=shown,
         game=game,
+        replies=replies,
+        events=events,
         posts_per_page=settings.posts_per_page,
     )
+
+
+def move_events(session: Session, game: Game, at: int) -> list[str]:
+    """What the ``at``-th applied move did, in the public words of its events (the export's
+    ``moves[].events``); none when the log no longer replays. Folds the first ``at`` moves
+    only, as the frame itself does."""
+    if game.started_at is None:
+        return []
+    impl = gm.game_impl(game.kind)
+    moves = [m for m in gm.moves_of(session, game) if not m.undone][:at]
+    lines = [MoveLine(m.seq, m.actor_seat, m.command, m.sealed) for m in moves]
+    players = game.players_at_start or [p.name for p in game.players]
+    public: list[str] = []
+    try:
+        for step in steps(impl, game.seed, game.options, players, lines):
+            public = step.public
+    except (RuleError, CommandSyntaxError, KeyError, ValueError, TypeError):
+        return []
+    return list(public)
+
+
+# --- a readable transcript -------------------------------------------------------------------
+
+
+@router.get("/games/{game_id}/transcript.txt")
+def transcript(game_id: int, session: SessionDep) -> Response:
+    """The game's record as plain text (docs/export.md, "Transcript"): the same record as the
+    JSON export, hidden parts hidden the same way, laid out to be read."""
+    game = gm.get_game(session, game_id)
+    record = export_game(session, game)
+    session.commit()
+    return Response(transcript_text(record), media_type="text/plain; charset=utf-8")
+
+
+def transcript_text(record: dict[str, object]) -> str:
+    """The export document (docs/export.md) as lines of text, Japanese like the thread."""
+
+    def items(key: str) -> list[dict[str, object]]:
+        found = record.get(key)
+        return [item for item in found if isinstance(item, dict)] if isinstance(found, list) else []
+
+    out = [
+        f"{record.get('title')} ({record.get('kind')}) — {record.get('status')}",
+        f"GM: {record.get('gm') or '—'}",
+        "プレイヤー: " + "、".join(f"{p.get('seat')}. {p.get('name')}" for p in items("players")),
+        f"種のハッシュ: {record.get('seed_hash') or '—'}",
+        f"種: {record.get('seed') or '（終局後に公開）'}",
+        "",
+        "== 棋譜 ==",
+    ]
+    for move in items("moves"):
+        where = f" >>{move['post_number']}" if move.get("post_number") else ""
+        undone = " （取り消し）" if move.get("undone") else ""
+        out.append(f"{move.get('seq')}. {move.get('actor')}: {move.get('command')}{where}{undone}")
+        events = move.get("events")
+        for event in events if isinstance(events, list) else []:
+            out.append(f"    {event}")
+    thread = record.get("thread")
+    posts = thread.get("posts") if isinstance(thread, dict) else None
+    out += ["", "== スレッド =="]
+    for post in posts if isinstance(posts, list) else []:
+        if not isinstance(post, dict):
+            continue
+        out.append(f"{post.get('number')} {post.get('author')} {post.get('created_at')}")
+        out += [f"  {line}" for line in str(post.get("body", "")).split("\n")]
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 # --- verification ------------------------------------------------------------------------------

@@ -3,8 +3,10 @@ command lines that fill the post form, the ranking once over)."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
-from typing import Annotated, Any
+from collections.abc import Mapping, MutableSequence, Sequence
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Form, Query, Request, Response
 from sqlalchemy.orm import Session
@@ -16,6 +18,8 @@ from app.forum import moderation
 from app.forum import service as forum
 from app.forum.render import render_body
 from app.games import all_games, find_game
+from app.games.base import CommandSyntaxError, Rng, RuleError
+from app.games.eleusis import grammar as eleusis_grammar
 from app.gm import lobby, secrecy
 from app.gm import options as game_options
 from app.gm import service as gm
@@ -28,6 +32,198 @@ from app.web.howto_pages import HOWTOS
 router = APIRouter(include_in_schema=False)
 
 RECENT_POSTS = 15
+T = TypeVar("T")
+
+# --------------------------------------------------------------------------- turn builders
+# A multi-part move built by tapping its parts (docs/phone.md, "The turn dock"): every part is
+# taken from the lines legal now (or the player's own view), never from rules written again.
+
+# Legal lines of one verb naming numbers (`CUBES 情熱 2 食料 3 信仰 2`): offered as steppers
+# once there are this many of them (fewer stay buttons).
+STEPPER_MIN_LINES = 4
+NUMBERED = re.compile(r"^(\S+)((?:\s+[^\s\d-]\S*\s+-?\d+)+)$")
+LABELLED = re.compile(r"([^\s\d-]\S*)\s+(-?\d+)")
+# A kind whose PLAY takes several of the cards its single-card lines name: the most cards a
+# line may hold (the game's own grammar) and where the player's hand is in their own view.
+CARD_PLAYS: dict[str, int] = {"eleusis": eleusis_grammar.MAX_PLAY}
+# Kinds whose turn is a sequence of steps a post may hold all of, offered one step after
+# another (the lines legal after the ones chosen, computed on a copy): ポピュラス's area,
+# wrath, placement, hand play, moves and the end. Only for a game where what the next step
+# allows depends on nothing the player may not see but dice (docs/phone.md).
+TURN_CHAINS = frozenset({"populous"})
+# The most lines a built turn may hold (a populous turn takes a dozen at most).
+CHAIN_MAX_LINES = 40
+
+
+def steppers(lines: Sequence[str], sealed: bool) -> list[dict[str, Any]]:
+    """Legal lines of one verb and one list of labels, each with a number: one stepper per
+    label, the combinations that are legal (each the legal line itself) and where to start."""
+    groups: dict[tuple[str, tuple[str, ...]], list[tuple[tuple[int, ...], str]]] = {}
+    for line in lines:
+        found = NUMBERED.match(line)
+        if not found:
+            continue
+        pairs = LABELLED.findall(found.group(2))
+        labels = tuple(label for label, _ in pairs)
+        values = tuple(int(value) for _, value in pairs)
+        groups.setdefault((found.group(1), labels), []).append((values, line))
+    built = []
+    for (verb, labels), combos in groups.items():
+        if len(combos) < STEPPER_MIN_LINES:
+            continue
+        # Start at the most even legal split (the first such line).
+        even = min(combos, key=lambda combo: max(combo[0]) - min(combo[0]))[0]
+        built.append(
+            {
+                "type": "stepper",
+                "verb": verb,
+                "sealed": sealed,
+                "labels": [
+                    {
+                        "label": label,
+                        "low": min(values[i] for values, _ in combos),
+                        "high": max(values[i] for values, _ in combos),
+                        "start": even[i],
+                    }
+                    for i, label in enumerate(labels)
+                ],
+                "combos": {",".join(map(str, values)): line for values, line in combos},
+                "lines": {line for _, line in combos},
+            }
+        )
+    return built
+
+
+def multisets(lines: Sequence[str], sealed: bool) -> list[dict[str, Any]]:
+    """Legal lines that share their first two words and end in the same number of tokens of a
+    few kinds, in any mix (IM@S `CONVERT MEMORY Vo Vo Da`): one stepper per kind counting it
+    in the line; each count of kinds is one legal line (one order per mix, or no builder)."""
+    groups: dict[tuple[str, int], list[tuple[list[str], str]]] = {}
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 4 or NUMBERED.match(line):
+            continue
+        groups.setdefault((" ".join(parts[:2]), len(parts) - 2), []).append((parts[2:], line))
+    built = []
+    for (head, _size), found in groups.items():
+        kinds = list(dict.fromkeys(token for tail, _ in found for token in tail))
+        if len(found) < STEPPER_MIN_LINES or len(kinds) > 4 or any(k.isdigit() for k in kinds):
+            continue
+        combos: dict[tuple[int, ...], str] = {}
+        for tail, line in found:
+            combos.setdefault(tuple(tail.count(kind) for kind in kinds), line)
+        if len(combos) != len(found):
+            continue  # the order of the tokens matters: not a mix
+        even = min(combos, key=lambda counts: max(counts) - min(counts))
+        built.append(
+            {
+                "type": "stepper",
+                "verb": head,
+                "sealed": sealed,
+                "labels": [
+                    {
+                        "label": kind,
+                        "low": min(counts[i] for counts in combos),
+                        "high": max(counts[i] for counts in combos),
+                        "start": even[i],
+                    }
+                    for i, kind in enumerate(kinds)
+                ],
+                "combos": {",".join(map(str, counts)): line for counts, line in combos.items()},
+                "lines": set(combos.values()),
+            }
+        )
+    return built
+
+
+def card_plays(
+    kind: str, lines: Sequence[str], own_view: Mapping[str, Any] | None, sealed: bool
+) -> list[dict[str, Any]]:
+    """`PLAY <mark> <card>` lines of a kind in CARD_PLAYS: the marks and, from the player's
+    hand (each card as often as it is held), the cards named by a legal line."""
+    most = CARD_PLAYS.get(kind)
+    if most is None or own_view is None or not isinstance(own_view.get("hand"), list):
+        return []
+    marks: dict[str, list[str]] = {}
+    verb = ""
+    taken: set[str] = set()
+    for line in lines:
+        parts = line.split()
+        if len(parts) != 3 or (verb and parts[0] != verb):
+            continue
+        verb = parts[0]
+        marks.setdefault(parts[1], [])
+        taken.add(line)
+        marks[parts[1]].append(parts[2])
+    if not marks:
+        return []
+    named = {card for cards in marks.values() for card in cards}
+    hand = [str(card) for card in own_view["hand"] if str(card) in named]
+    if len(hand) < 2:
+        return []
+    return [
+        {
+            "type": "cards",
+            "verb": verb,
+            "sealed": sealed,
+            "marks": list(marks),
+            "hand": hand,
+            "most": min(most, len(hand)),
+            "lines": taken,
+        }
+    ]
+
+
+def turn_builders(game: Game, panel: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The builders offered on the game page for the lines legal now."""
+    built: list[dict[str, Any]] = []
+    for sealed, lines in ((False, panel["legal"]), (True, panel["sealed_legal"])):
+        built += steppers(lines, sealed)
+        built += multisets(lines, sealed)
+        built += card_plays(game.kind, lines, panel["own_view"], sealed)
+    if game.kind in TURN_CHAINS and panel["seat"] is not None and panel["legal"]:
+        built.append({"type": "chain", "sealed": False, "lines": set(panel["legal"])})
+    return built
+
+
+class _Drawn(Exception):
+    """A die or a shuffle was asked for: what follows is decided when the post is made."""
+
+
+class NoDraw(Rng):
+    """The randomness of a move tried ahead: none. A step that would roll or shuffle stops the
+    look-ahead, so no answer depends on a random result."""
+
+    def __init__(self) -> None:
+        super().__init__("", 0)
+
+    def randint(self, a: int, b: int) -> int:
+        raise _Drawn
+
+    def shuffle(self, items: MutableSequence[Any]) -> None:
+        raise _Drawn
+
+    def choice(self, items: Sequence[T]) -> T:
+        raise _Drawn
+
+
+def lines_after(game: Game, seat: int, lines: Sequence[str]) -> tuple[list[str], str]:
+    """The thread lines legal for ``seat`` after ``lines`` (each legal in turn, applied to a
+    copy): (the lines, why there are none: "" / "drawn" / "refused")."""
+    impl = gm.game_impl(game.kind)
+    state = game.state
+    if state is None:
+        return [], "refused"
+    for line in lines:
+        if line not in impl.legal(state, seat):
+            return [], "refused"
+        try:
+            state, _events = impl.apply(state, seat, impl.parse(line), NoDraw())
+        except _Drawn:
+            return [], "drawn"
+        except (CommandSyntaxError, RuleError):
+            return [], "refused"
+    return impl.legal(state, seat), ""
 
 
 @router.get("/games")
@@ -200,6 +396,7 @@ def _game_page(
 
     recent = [(post, render_body(moderation.shown_body(post, user), anchor_href)) for post in posts]
     context = game_panel(session, game, user)
+    builders = turn_builders(game, context)
     sealed = gm.sealed_for(session, game, user)
     can_seal = game.status == "active" and (context["seat"] is not None or context["is_gm"])
     session.commit()
@@ -221,6 +418,7 @@ def _game_page(
         sealed=sealed,
         can_seal=can_seal,
         panel=context,
+        builders=builders,
         board_game_id=game.id,
         **context,
         **values,
@@ -230,6 +428,62 @@ def _game_page(
 @router.get("/games/{game_id}")
 def game_page(request: Request, game_id: int, session: SessionDep, user: PageUser) -> Response:
     return _game_page(request, session, gm.get_game(session, game_id), user)
+
+
+@router.get("/games/{game_id}/builders")
+def builders_fragment(
+    request: Request, game_id: int, session: SessionDep, user: PageUser
+) -> Response:
+    """The turn dock's builders alone, for app.js to rebuild them when live.js refreshes the
+    panel (the lines legal now changed: a builder must never offer the old ones)."""
+    game = gm.get_game(session, game_id)
+    context = game_panel(session, game, user)
+    builders = turn_builders(game, context)
+    session.commit()
+    return render(
+        request, "games/builders_fragment.html", user, game=game, panel=context, builders=builders
+    )
+
+
+@router.get("/games/{game_id}/turn")
+def turn_steps(
+    request: Request,
+    game_id: int,
+    session: SessionDep,
+    user: PageUser,
+    line: Annotated[list[str] | None, Query(max_length=CHAIN_MAX_LINES)] = None,
+) -> Response:
+    """The turn builder's next step (an HTML fragment): the lines this player may post after
+    ``line``… in one post. Only for a seated player of a TURN_CHAINS kind in their turn."""
+    game = gm.get_game(session, game_id)
+    seat = gm.seat_of(game, user)
+    chosen = [text.strip() for text in line or []]
+    playing = game.status == "active" and not game.paused and game.kind in TURN_CHAINS
+    if (
+        playing
+        and game.state is not None
+        and seat not in gm.game_impl(game.kind).waiting_for(game.state)
+    ):
+        seat = None  # not this player's turn: nothing to build
+    lines: list[str] = []
+    if seat is None or not playing:
+        why, status = "refused", 403
+    elif any(not text or len(text) > 200 for text in chosen):
+        why, status = "refused", 422
+    else:
+        lines, why = lines_after(game, seat, chosen)
+        status = 422 if why == "refused" else 200
+    session.commit()
+    return render(
+        request,
+        "games/turn_steps.html",
+        user,
+        status,
+        game=game,
+        lines=lines,
+        why=why,
+        chosen=chosen,
+    )
 
 
 @router.post("/games/{game_id}/sealed")

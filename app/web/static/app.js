@@ -81,8 +81,181 @@
       if (sealed && panel) window.location.href = "/games/" + panel.getAttribute("data-game") + "#sealed";
       return;
     }
-    var line = button.getAttribute("data-line");
-    area.value = area.value && !/\n$/.test(area.value) ? area.value + "\n" + line : area.value + line;
-    area.focus();
+    addLine(area, button.getAttribute("data-line"));
   });
+})();
+
+// The game page's turn dock (#turn): a line added to a form there opens its fold and is said in
+// the dock's status, without focusing the form (a phone would scroll and open its keyboard).
+function addLine(area, line) {
+  "use strict";
+  area.value = area.value && !/\n$/.test(area.value) ? area.value + "\n" + line : area.value + line;
+  var dock = area.closest("#turn");
+  if (!dock) { area.focus(); return; }
+  var fold = area.closest("details");
+  if (fold) fold.open = true;
+  area.dispatchEvent(new Event("input", { bubbles: true }));
+  var status = dock.querySelector(".dock-status");
+  var builders = dock.querySelector(".builders");
+  if (status) status.textContent = (builders ? builders.getAttribute("data-added") + " " : "") + line;
+}
+
+// Builders of multi-part moves (templates/games/builders.html): every part comes from the page,
+// which took it from the lines legal now; the script only puts the parts together.
+(function () {
+  "use strict";
+  function areaOf(builder) {
+    var target = builder.getAttribute("data-target") === "sealed" ? "#sealed" : "#reply";
+    return document.querySelector(target + " textarea[name=body]");
+  }
+
+  function stepper(builder) {
+    var combos = JSON.parse(builder.getAttribute("data-combos"));
+    var steps = Array.prototype.slice.call(builder.querySelectorAll(".stepper"));
+    var add = builder.querySelector(".builder-add");
+    function values() {
+      return steps.map(function (s) { return parseInt(s.querySelector(".step-value").textContent, 10); });
+    }
+    function update() {
+      var now = values();
+      var line = combos[now.join(",")];
+      builder.querySelector(".step-sum").textContent = String(now.reduce(function (a, b) { return a + b; }, 0));
+      builder.querySelector(".builder-line").textContent = line || "";
+      builder.querySelector(".builder-illegal").hidden = Boolean(line);
+      add.disabled = !line;
+      steps.forEach(function (s) {
+        var v = parseInt(s.querySelector(".step-value").textContent, 10);
+        s.querySelector(".step-down").disabled = v <= parseInt(s.getAttribute("data-low"), 10);
+        s.querySelector(".step-up").disabled = v >= parseInt(s.getAttribute("data-high"), 10);
+      });
+    }
+    builder.addEventListener("click", function (event) {
+      var button = event.target.closest("button");
+      if (!button || button.disabled) return;
+      var step = button.closest(".stepper");
+      if (step) {
+        var out = step.querySelector(".step-value");
+        out.textContent = String(parseInt(out.textContent, 10) + (button.classList.contains("step-up") ? 1 : -1));
+        update();
+      } else if (button.classList.contains("builder-add")) {
+        var line = combos[values().join(",")];
+        var area = areaOf(builder);
+        if (line && area) addLine(area, line);
+      }
+    });
+    update();
+  }
+
+  function cards(builder) {
+    var verb = builder.getAttribute("data-verb");
+    var most = parseInt(builder.getAttribute("data-most"), 10);
+    var chosen = [];
+    var add = builder.querySelector(".builder-add");
+    function line() {
+      var mark = builder.querySelector(".builder-mark input:checked");
+      return chosen.length && mark ? [verb, mark.value].concat(chosen.map(function (b) { return b.getAttribute("data-card"); })).join(" ") : "";
+    }
+    function update() {
+      builder.querySelector(".builder-line").textContent = line();
+      add.disabled = !chosen.length;
+      builder.querySelectorAll(".card-chip").forEach(function (chip) {
+        var at = chosen.indexOf(chip);
+        chip.setAttribute("aria-pressed", at >= 0 ? "true" : "false");
+        chip.setAttribute("data-order", at >= 0 ? String(at + 1) : "");
+        chip.disabled = at < 0 && chosen.length >= most;
+      });
+    }
+    builder.addEventListener("change", update);
+    builder.addEventListener("click", function (event) {
+      var button = event.target.closest("button");
+      if (!button || button.disabled) return;
+      if (button.classList.contains("card-chip")) {
+        var at = chosen.indexOf(button);
+        if (at >= 0) chosen.splice(at, 1); else if (chosen.length < most) chosen.push(button);
+      } else if (button.classList.contains("builder-add")) {
+        var area = areaOf(builder);
+        if (area && chosen.length) addLine(area, line());
+        chosen = [];
+      } else if (button.classList.contains("builder-reset")) {
+        chosen = [];
+      }
+      update();
+    });
+    update();
+  }
+
+  function chain(builder) {
+    var src = builder.getAttribute("data-src");
+    var first = builder.querySelector(".chain-next").innerHTML;
+    var chosen = [];
+    var list = builder.querySelector(".chain-chosen");
+    builder.addEventListener("click", function (event) {
+      var button = event.target.closest("button");
+      if (!button || button.disabled) return;
+      if (button.classList.contains("builder-reset")) {
+        chosen = [];
+        list.textContent = "";
+        builder.querySelector(".chain-next").innerHTML = first;
+        return;
+      }
+      if (!button.classList.contains("chain-line")) return;
+      var line = button.getAttribute("data-line");
+      var area = areaOf(builder);
+      if (!area) return;
+      chosen.push(line);
+      addLine(area, line);
+      var item = document.createElement("li");
+      item.textContent = line;
+      list.appendChild(item);
+      builder.querySelectorAll(".chain-line").forEach(function (b) { b.disabled = true; });
+      var query = chosen.map(function (l) { return "line=" + encodeURIComponent(l); }).join("&");
+      fetch(src + "?" + query, { credentials: "same-origin" })
+        .then(function (r) { return r.text(); })
+        .then(function (html) {
+          var next = builder.querySelector(".chain-next");
+          next.innerHTML = html;  // server-rendered, escaped by Jinja
+          builder.setAttribute("data-steps", String(chosen.length));
+        })
+        .catch(function () {});
+    });
+  }
+
+  function wire(root) {
+    root.querySelectorAll(".builder").forEach(function (builder) {
+      if (builder.classList.contains("builder-stepper")) stepper(builder);
+      else if (builder.classList.contains("builder-cards")) cards(builder);
+      else if (builder.classList.contains("builder-chain")) chain(builder);
+      builder.hidden = false;
+    });
+  }
+  wire(document);
+
+  // After live.js refreshed the panel: the builders for the lines legal now, from the server.
+  document.addEventListener("bbsgm:panel", function (event) {
+    var slot = document.getElementById("builders-slot");
+    if (!slot || !event.detail || !event.detail.game) return;
+    fetch("/games/" + event.detail.game + "/builders", { credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (html) {
+        if (!html) return;
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        var fresh = doc.getElementById("builders-slot");
+        var current = document.getElementById("builders-slot");
+        if (!fresh || !current) return;
+        var node = document.importNode(fresh, true);
+        current.replaceWith(node);
+        wire(node);
+      })
+      .catch(function () {});
+  });
+
+  // The dock's 消す: empties the post form (shown once there is something to empty).
+  var clear = document.querySelector("#turn .clear-body");
+  var body = document.querySelector("#turn #reply textarea[name=body]");
+  if (clear && body) {
+    var shown = function () { clear.hidden = !body.value; };
+    body.addEventListener("input", shown);
+    clear.addEventListener("click", function () { body.value = ""; shown(); });
+    shown();
+  }
 })();

@@ -20,6 +20,8 @@
         var fresh = doc.getElementById("game");
         var current = document.getElementById("game");
         if (fresh && current) current.replaceWith(document.importNode(fresh, true));
+        // The lines legal now changed: the game page's builders follow (app.js).
+        document.dispatchEvent(new CustomEvent("bbsgm:panel", { detail: { game: gameId } }));
       })
       .catch(function () {});
   }

@@ -391,6 +391,42 @@ def test_simultaneous_phase_says_who_has_not_yet_moved_on_the_game_page(
 # -- Every page in English too
 
 
+def test_a_game_with_many_notices_never_pushes_the_other_games_off_the_notifications(
+    client: httpx.Client, web_of: Any, database: Database
+) -> None:
+    """Grouped by game: the page shows the games with the newest notices, each with its
+    newest few, however many one game has (here 150 on the newer game)."""
+    player = api_user(client)
+    made = []
+    for title in ("古い卓", "うるさい卓"):
+        master = api_user(client)
+        made.append(
+            master.post("/api/games", {"kind": "eitsuku", "title": title, "options": {}}).json()
+        )
+    with database.session() as s:
+        user = s.scalars(select(User).where(User.name == player.name)).one()
+        for game, count in ((made[0], 1), (made[1], 150)):
+            for n in range(count):
+                s.add(
+                    Notification(
+                        user_id=user.id,
+                        game_id=game["id"],
+                        kind="your_turn",
+                        text=f"通知{n}",
+                        url=f"/games/{game['id']}",
+                    )
+                )
+            s.flush()
+        s.commit()
+    text = web_of(player).get("/notifications").text
+    groups = re.findall(r'<section class="notice-group[^"]*" id="notices-(\d+)">', text)
+    assert groups == [str(made[1]["id"]), str(made[0]["id"])]
+    assert GROUP_UNREAD.findall(text) == ["150", "1"]  # every unread one counted
+    newer = text.split("古い卓")[0]
+    shown = re.findall(r"通知(\d+)", newer)
+    assert shown == ["149", "148", "147", "146", "145"], shown  # the newest few, newest first
+
+
 def test_me_and_notifications_in_english(
     client: httpx.Client, web_of: Any, database: Database
 ) -> None:

@@ -319,8 +319,15 @@ def board(live_server: LiveServer, database: Database) -> Board:
             answer = _replies(
                 player.post(f"/api/threads/{game['thread_id']}/posts", {"body": line})
             )
-            assert answer[0]["ok"] is False and normalise(line) in answer[0]["body"]
-            quoted.append(normalise(line))
+            assert answer[0]["ok"] is False
+            # The refusal quotes the line with the word at fault marked ▶…◀ (app/gm/reply.py).
+            said = [
+                row.strip("\u3000 ")
+                for row in answer[0]["body"].splitlines()
+                if row.replace("▶", "").replace("◀", "").strip("\u3000 ") == normalise(line)
+            ]
+            assert said, answer[0]["body"]
+            quoted.append(said[0])
         kick = gm.post(f"/api/threads/{game['thread_id']}/posts", {"body": f"KICK {named[0]}"})
         assert kick.status_code == 201
         # The last post anchors the first vector post, off the game page: its hover preview
@@ -414,7 +421,8 @@ def _eleusis(
     refused = [f"HINT {everything}", f"RULE TEXT {everything}", f"RULE {everything}"]
     for line in refused:
         answer = _replies(children[0].post(f"/api/threads/{tid}/posts", {"body": line}))
-        assert answer[0]["ok"] is False and line in answer[0]["body"], answer[0]["body"][:300]
+        unmarked = answer[0]["body"].replace("▶", "").replace("◀", "")  # the word at fault
+        assert answer[0]["ok"] is False and line in unmarked, answer[0]["body"][:300]
     # A sealed command refused (too long) is kept in the list, and revealed at the end.
     first = people[gm.get(f"/api/games/{gid}").json()["view"]["parent"]]
     refused_seal = f"RULE TEXT {everything}"
@@ -810,8 +818,11 @@ def test_signed_in_pages_and_forms_that_echo_what_was_typed(
         visit(page, f"/games/{signed['eitsuku']}")
         page.fill("#sealed textarea[name=body]", body)
         page.click("#sealed button[type=submit]")
-        check_page(page, "sealed", [normalise(body.split("\n")[0]), *VECTORS])
+        check_page(page, "sealed", list(VECTORS))
         assert page.locator("#sealed .form-error").count() == 1
+        # The refused line quoted, its word at fault marked ▶…◀ (app/gm/reply.py).
+        said = page.inner_text("#sealed .form-error").replace("▶", "").replace("◀", "")
+        assert normalise(body.split("\n")[0]) in said, said[:300]
         assert page.eval_on_selector("#sealed textarea[name=body]", VALUE_OF) == body
         # プレビュー: the bot's answer quotes the line; the text is kept in the form.
         line = "HINT " + " ".join(NORMAL)
@@ -819,8 +830,10 @@ def test_signed_in_pages_and_forms_that_echo_what_was_typed(
         visit(page, f"/threads/{eleusis['thread_id']}")
         page.fill("#reply textarea[name=body]", body)
         page.click("#reply button[formaction$='/preview']")
-        check_page(page, "preview", [line])
+        check_page(page, "preview", list(NORMAL))
         assert page.locator(".preview pre").count() >= 1
+        said = page.inner_text(".preview").replace("▶", "").replace("◀", "")  # the word at fault
+        assert line in said, said[:300]
         assert page.eval_on_selector("#reply textarea[name=body]", VALUE_OF) == body
         # A valid-name vector signed in: the header and the 名前欄 of the form.
         sign_in(page, live_server, signed["named"])

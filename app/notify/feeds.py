@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from feedgen.feed import FeedGenerator
-from sqlalchemy import CursorResult, delete, func, select, update
+from sqlalchemy import CursorResult, case, delete, false, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from app.db.models import Board, FeedToken, Game, Notification, Post, Thread, User, utcnow
@@ -97,34 +97,51 @@ class NoticeGroup:
     unread: int = 0
 
 
-def notification_groups(session: Session, user: User, limit: int = 100) -> list[NoticeGroup]:
-    """The user's newest ``limit`` notices grouped by game, the group with the newest notice
-    first; each group's unread count covers all its unread notices, not only those shown.
-    Two queries: the notices with their games' titles, the unread counts."""
+def notification_groups(
+    session: Session, user: User, groups: int = 100, per_group: int = 5
+) -> list[NoticeGroup]:
+    """The user's notices grouped by game: the ``groups`` games with the newest notices, the
+    game with the newest first, each with its newest ``per_group`` notices and the count of
+    all its unread ones (not only those shown). A game with many notices never pushes the
+    others off the page. Two queries: the groups with their counts and titles, then their
+    newest notices (numbered per game by a window function)."""
+    mine = Notification.user_id == user.id
+    unread_count = func.sum(case((Notification.read_at.is_(None), 1), else_=0))
+    found = session.execute(
+        select(Notification.game_id, func.max(Notification.id), unread_count)
+        .where(mine)
+        .group_by(Notification.game_id)
+        .order_by(func.max(Notification.id).desc())
+        .limit(groups)
+    ).all()
+    if not found:
+        return []
+    shown: dict[int | None, NoticeGroup] = {
+        game_id: NoticeGroup(game_id, "", unread=int(unread or 0)) for game_id, _, unread in found
+    }
+    games = [game_id for game_id in shown if game_id is not None]
+    place = or_(
+        Notification.game_id.in_(games) if games else false(),
+        Notification.game_id.is_(None) if None in shown else false(),
+    )
+    rank = (
+        func.row_number()
+        .over(partition_by=Notification.game_id, order_by=Notification.id.desc())
+        .label("rank")
+    )
+    newest = select(Notification.id, rank).where(mine, place).subquery()
     rows = session.execute(
         select(Notification, Game.title)
+        .join(newest, newest.c.id == Notification.id)
         .outerjoin(Game, Game.id == Notification.game_id)
-        .where(Notification.user_id == user.id)
-        .order_by(Notification.created_at.desc(), Notification.id.desc())
-        .limit(limit)
+        .where(newest.c.rank <= per_group)
+        .order_by(Notification.id.desc())
     ).all()
-    unread: dict[int | None, int] = {
-        game_id: count
-        for game_id, count in session.execute(
-            select(Notification.game_id, func.count())
-            .where(Notification.user_id == user.id, Notification.read_at.is_(None))
-            .group_by(Notification.game_id)
-        )
-    }
-    groups: dict[int | None, NoticeGroup] = {}
     for note, title in rows:
-        group = groups.get(note.game_id)
-        if group is None:
-            group = groups[note.game_id] = NoticeGroup(
-                note.game_id, title or "", unread=unread.get(note.game_id, 0)
-            )
+        group = shown[note.game_id]
+        group.title = title or ""
         group.notices.append(note)
-    return list(groups.values())
+    return list(shown.values())
 
 
 def mark_read(

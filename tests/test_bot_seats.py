@@ -13,6 +13,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.archive import records
+from app.archive.importer import import_game
 from app.db.models import Game, GamePlayer, Move, Post, RatedGame, Rating, SealedCommand, User
 from app.errors import Invalid
 from app.games import find_game
@@ -346,3 +348,19 @@ def test_a_deadline_that_hands_the_turn_to_a_bot_lets_it_play_at_once(session: S
             break
     assert bot_played, "no default move handed the turn to the bot"
     assert game.state is not None and impl.waiting_for(game.state) == [1]
+
+
+def test_a_bot_game_exported_and_imported_keeps_its_bot_seats(session: Session) -> None:
+    """docs/export.md, ``players[].bot``: an archived game with bots still says so once
+    imported (its page, the archive and the ratings read the seat's flag)."""
+    game, master = new_game(session, bots=1)
+    people = [make_user(session, "x"), make_user(session, "x")]
+    for person in people:
+        say(session, game, person, "JOIN")
+    assert say(session, game, master, "START").reply_ok
+    play_out(session, game, people)
+    data = records.export_game(session, game)
+    assert [p["bot"] for p in data["players"]] == [p.bot for p in game.players]
+    assert any(p["bot"] for p in data["players"])
+    imported = import_game(session, records.parse_record(data)).game
+    assert [p.bot for p in imported.players] == [p.bot for p in game.players]

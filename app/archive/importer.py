@@ -182,6 +182,7 @@ def import_game(session: Session, record: GameRecord) -> Imported:
                 user_id=None,
                 name=player.name,
                 kicked=player.kicked,
+                bot=player.bot,
                 joined_at=created,
             )
         )

@@ -54,6 +54,7 @@ class PlayerRecord(_Record):
     seat: int = Field(ge=1, le=1000)
     name: str = Field(min_length=1, max_length=32)
     kicked: bool = False
+    bot: bool = False  # a bot's seat (docs/bots.md); records written before bots have none
 
 
 class PostRecord(_Record):
@@ -265,7 +266,10 @@ def export_game(session: Session, game: Game) -> dict[str, Any]:
             "mute_spectators": game.mute_spectators,
             "deadline_hours": game.deadline_hours,
         },
-        players=[PlayerRecord(seat=p.seat + 1, name=p.name, kicked=p.kicked) for p in game.players],
+        players=[
+            PlayerRecord(seat=p.seat + 1, name=p.name, kicked=p.kicked, bot=p.bot)
+            for p in game.players
+        ],
         players_at_start=game.players_at_start,
         seed=game.seed if over else None,
         seed_hash=seed_hash(game.seed),

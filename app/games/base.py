@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import random
 import re
+import tempfile
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, MutableSequence, Sequence
 from copy import copy
@@ -19,6 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
+import lark
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 from pydantic import BaseModel, ConfigDict
@@ -410,7 +413,7 @@ class CommandParser:
             # `interegular` package; without it the parser is the same, only unchecked. The
             # tests build every grammar with strict=True.
             strict=STRICT_AVAILABLE,
-            cache=True,
+            cache=_lark_cache_file(path),
             maybe_placeholders=True,
             propagate_positions=False,
         )
@@ -1134,3 +1137,18 @@ def phase_or_turn(state: State, turn: str, phases: Mapping[str, str] | None = No
         return ""
     named = phases.get(phase) if phases is not None and isinstance(phase, str) else None
     return named if named is not None else turn.format_map(state)
+
+
+def _lark_cache_file(grammar: Path) -> str:
+    """Where Lark keeps a grammar's analysed parser. Lark's own ``cache=True`` names the file
+    by the grammar's text and checks the files it imports by their paths, skipping a path
+    that is gone — so one checkout could load the parser another checkout built with its own
+    ``common.lark``. Named here by the text of every grammar file, and Lark's version and the
+    user, so a changed import always builds afresh; Lark still checks its own digest of the
+    grammar and options in the file."""
+    digest = hashlib.sha256(lark.__version__.encode())
+    for path in sorted(grammar.parent.glob("*.lark")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    user = getattr(os, "getuid", lambda: 0)()
+    name = f".bbsgm_lark_{grammar.stem}_{user}_{digest.hexdigest()[:32]}.tmp"
+    return str(Path(tempfile.gettempdir()) / name)

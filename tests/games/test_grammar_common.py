@@ -4,6 +4,9 @@ which imports common.lark like every game grammar does."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 from lark import Lark
 
@@ -15,6 +18,7 @@ from app.games.base import (
     Result,
     Rng,
     RuleError,
+    _lark_cache_file,
     competition_ranks,
     normalise,
 )
@@ -237,3 +241,19 @@ def test_grammar_builds_in_lalr_strict_mode(grammar: str) -> None:
     parser = Lark.open(str(resource_dir("grammar") / grammar), parser="lalr", strict=True)
     assert parser.options.strict
     assert STRICT_AVAILABLE
+
+
+def test_a_changed_common_grammar_never_loads_another_checkouts_cached_parser(
+    tmp_path: Path,
+) -> None:
+    """Lark's cache skips an imported file whose path is gone: the cache file is named by
+    every grammar file's text, so two checkouts that differ in common.lark alone never share
+    one (a new command would otherwise be unknown until /tmp was cleared)."""
+    here = resource_dir("grammar")
+    one, two = tmp_path / "one", tmp_path / "two"
+    shutil.copytree(here, one)
+    shutil.copytree(here, two)
+    assert _lark_cache_file(one / "eitsuku.lark") == _lark_cache_file(two / "eitsuku.lark")
+    common = two / "common.lark"
+    common.write_text(common.read_text(encoding="utf-8") + "\n// changed\n", encoding="utf-8")
+    assert _lark_cache_file(one / "eitsuku.lark") != _lark_cache_file(two / "eitsuku.lark")

@@ -539,6 +539,7 @@ def verified(
 GAME_VIEW = shows(player={"rule", "salt"}, other={"hand:other"}, gm=GM_SEES)
 GAME_PAGE = shows(player={"rule", "salt", "note"}, other={"hand:other"}, gm={*GM_SEES, "note"})
 MOVES = shows(player={"rule"}, gm={"rule"})  # the sealed RULE move, to its author and the GM
+SEALED_REPLY = shows(player={"rule", "salt"}, gm={"rule", "salt"})
 SEALED_FAILS = status(201, anonymous=401, stranger=403, admin=403)  # HINT: not due, refused
 
 MATRIX: dict[tuple[str, str], list[Case]] = {
@@ -813,6 +814,15 @@ MATRIX: dict[tuple[str, str], list[Case]] = {
         Case("/games/{game}/panel", status(200), check=legal_names_only_own_cards)
     ],
     ("GET", "/games/{game_id}/log"): [Case("/games/{game}/log", status(200), MOVES)],
+    # The turn builders (docs/phone.md): parts of the viewer's own legal lines and hand only.
+    ("GET", "/games/{game_id}/builders"): [Case("/games/{game}/builders", status(200))],
+    # ポピュラス's step chain only, for the player in turn: never an エリューシス game.
+    ("GET", "/games/{game_id}/turn"): [Case("/games/{game}/turn?line=PASS", status(403))],
+    # The export as text: hidden parts hidden the same way, all told once the game is over.
+    ("GET", "/games/{game_id}/transcript.txt"): [
+        Case("/games/{game}/transcript.txt", status(200)),
+        Case("/games/{ended}/transcript.txt", status(200)),
+    ],
     ("POST", "/games/{game_id}/sealed"): [
         Case(
             "/games/{game}/sealed",
@@ -824,7 +834,9 @@ MATRIX: dict[tuple[str, str], list[Case]] = {
         )
     ],
     ("GET", "/games/{game_id}/replay"): [
-        Case("/games/{game}/replay", status(200), MOVES),  # the move list, as /moves
+        # The move list, as /moves; the last move is the sealed RULE, whose answer (with the
+        # salt) its author and the GM read on the frame, as on their sealed list.
+        Case("/games/{game}/replay", status(200), SEALED_REPLY),
         Case("/games/{game}/replay?at=0", status(200), MOVES),
         Case("/games/{game}/replay?viewer=2", status(403)),  # no seat's view while it runs
         Case("/games/{ended}/replay?viewer=all", status(200)),
@@ -1019,8 +1031,9 @@ def test_a_kicked_seat_is_a_stranger_on_every_route_of_its_game(world: World) ->
 
 # Left out of the bot's-moves run below: each seat's own view and picture (a ポピュラス hand;
 # tests/test_populous_secrets.py asks them role by role), and the 2ch-style files of the
-# eleusis board (the populous game's thread is on its own board).
-NOT_FOR_BOT_MOVES = re.compile(r"/view$|as=me|^/eleusis/")
+# eleusis board (the populous game's thread is on its own board), and the turn builder's step
+# chain, which answers the seat in turn alone (tests/test_phone_browser.py asks it).
+NOT_FOR_BOT_MOVES = re.compile(r"/view$|as=me|^/eleusis/|/turn\?")
 
 
 def test_the_bots_sealed_moves_show_only_to_their_seat_and_the_gm_on_every_route(
@@ -1062,7 +1075,9 @@ def test_the_bots_sealed_moves_show_only_to_their_seat_and_the_gm_on_every_route
             as_bot,
             method,
             path,
-            replace(case, reveals=seen if case.reveals == MOVES else {}, check=None),
+            replace(
+                case, reveals=seen if case.reveals in (MOVES, SEALED_REPLY) else {}, check=None
+            ),
             roles=(*ROLES, "kicked"),
             like={"kicked": "stranger"},
         )

@@ -28,7 +28,7 @@ from app.archive import listing
 from app.config import Settings
 from app.db import migrate
 from app.db.engine import Database
-from app.games import all_games
+from app.games import all_games, find_game
 from app.gm.service import ensure_game_boards
 from app.main import create_app
 from app.web import messages
@@ -465,7 +465,9 @@ class EnglishSite:
 
     def _started_game(self, kind: str, players: int) -> dict[str, Any]:
         game = self.api.post(
-            "/api/games", json={"kind": kind, "title": f"{kind} table"}, headers=self.headers
+            "/api/games",
+            json={"kind": kind, "title": f"{find_game(kind).title_en} table"},  # never the key
+            headers=self.headers,
         ).json()
         self.post(game["thread_id"], "JOIN")
         for _ in range(players - 1):

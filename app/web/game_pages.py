@@ -467,7 +467,7 @@ def turn_steps(
         seat = None  # not this player's turn: nothing to build
     lines: list[str] = []
     if seat is None or not playing:
-        why, status = "refused", 403
+        why, status = "not_yours", 403
     elif any(not text or len(text) > 200 for text in chosen):
         why, status = "refused", 422
     else:

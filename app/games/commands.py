@@ -142,6 +142,7 @@ class Bot:
         return "BOT" if self.count == 1 else f"BOT {self.count}"
 
 
+@dataclass(frozen=True)
 class Board:
     """Anyone asks for the board (and its picture) between the round's summaries; it changes
     nothing (issue #43)."""

@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Table, bindparam, insert, select
 from sqlalchemy.orm import Session, defer, lazyload
+from sqlalchemy.orm.attributes import set_committed_value
 
 from app.db.models import Adjustment, Game, GamePlayer, ModerationEntry, Move, Post
 from app.gm import ratings
@@ -26,7 +27,7 @@ _FOR_A_SUBMISSION = (defer(Game.options), lazyload(Game.thread), lazyload(Game.g
 # as running it.
 _LOCK = (
     select(Game)
-    .options(*_FOR_A_SUBMISSION)
+    .options(*_FOR_A_SUBMISSION, lazyload(Game.players))
     .with_for_update(of=Game)
     .execution_options(populate_existing=True)
 )
@@ -59,8 +60,20 @@ def lock_game(
     keep those seats as they were).
     """
     if thread_id is not None:
-        return session.scalars(_LOCK_BY_THREAD, {"thread_id": thread_id}).one_or_none()
-    return session.scalars(_LOCK_BY_ID, {"game_id": game_id}).one_or_none()
+        game = session.scalars(_LOCK_BY_THREAD, {"thread_id": thread_id}).one_or_none()
+    else:
+        game = session.scalars(_LOCK_BY_ID, {"game_id": game_id}).one_or_none()
+    if game is not None:
+        _load_seats(session, game)
+    return game
+
+
+def _load_seats(session: Session, game: Game) -> None:
+    """The seats, read afresh in seat order and given to the game as its loaded collection
+    (``set_committed_value``: no change to flush). A plain SELECT of the rows costs half of
+    what the relationship's ``selectin`` loader does around the same SELECT."""
+    seats = list(session.scalars(_SEATS, {"game_id": game.id}))
+    set_committed_value(game, "players", seats)
 
 
 def read_seats(session: Session, game: Game) -> None:

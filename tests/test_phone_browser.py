@@ -833,3 +833,26 @@ def test_the_builders_follow_the_turn_when_the_panel_refreshes_live(
     first = table.legal(following)["commands"]
     buttons = chain.locator(".chain-next button.chain-line")
     assert [b.get_attribute("data-line") for b in buttons.all()] == first
+
+
+def test_a_folded_dock_stays_folded_on_the_next_page_and_open_once_unfolded(
+    phone: Phone, http: httpx.Client
+) -> None:
+    """R (issue #43) the dock's folded state is remembered: a player who folds the post form
+    finds it folded when the game page loads again (on this device), and open again once
+    unfolded."""
+    table = new_table(http, "eitsuku", 2)
+    player = max(table.players, key=lambda user: len(table.legal(user)["commands"]))
+    page = phone.page
+    phone.log_in(player.name)
+    page.goto(f"/games/{table.id}")
+    expect(page.locator("#reply")).to_have_attribute("open", "")
+    page.locator("#reply > summary").click()
+    expect(page.locator(REPLY_BODY)).to_be_hidden()
+    page.reload()
+    expect(page.locator("#reply > summary")).to_be_visible()
+    expect(page.locator(REPLY_BODY)).to_be_hidden()
+    page.locator("#reply > summary").click()
+    expect(page.locator(REPLY_BODY)).to_be_visible()
+    page.reload()
+    expect(page.locator(REPLY_BODY)).to_be_visible()

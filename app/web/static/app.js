@@ -259,3 +259,25 @@ function addLine(area, line) {
     shown();
   }
 })();
+
+// The dock's folds are remembered on this device (localStorage): a player who folded the post
+// form, the sealed form or the builders finds them as they left them on the next game page —
+// unless the page opens a fold to show something in it (a refusal of this form, a preview).
+(function () {
+  "use strict";
+  var dock = document.getElementById("turn");
+  var store = null;
+  try { store = window.localStorage; } catch (e) { store = null; }
+  if (!dock || !store) return;
+  Array.prototype.forEach.call(dock.querySelectorAll("details.dock-part"), function (fold) {
+    var name = fold.id || (fold.classList.contains("dock-builders") ? "builders" : "");
+    if (!name) return;
+    var key = "bbsgm.dock." + name;
+    var saved = null;
+    try { saved = store.getItem(key); } catch (e) { saved = null; }
+    if (saved && !fold.querySelector(".form-error, .preview")) fold.open = saved === "open";
+    fold.addEventListener("toggle", function () {
+      try { store.setItem(key, fold.open ? "open" : "closed"); } catch (e) { /* full or off */ }
+    });
+  });
+})();

@@ -51,7 +51,7 @@ def lock_game(
     """The game row (by id, or by the thread it hosts), locked until commit and read afresh,
     with its seats (SQLite: the write lock of BEGIN IMMEDIATE is held already).
 
-    The seats come from a second statement (the model's ``selectin`` loading), run once the
+    The seats come from a second statement (``_load_seats``), run once the
     lock is held, never joined into the locking one: on PostgreSQL a ``SELECT … FOR UPDATE``
     that waited for the lock re-reads the locked row only, and rows joined to it keep the
     snapshot taken before the wait — seats taken by the post that held the lock would be

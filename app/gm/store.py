@@ -51,7 +51,7 @@ def lock_game(
     """The game row (by id, or by the thread it hosts), locked until commit and read afresh,
     with its seats (SQLite: the write lock of BEGIN IMMEDIATE is held already).
 
-    The seats come from a second statement (``_load_seats``), run once the
+    The seats come from a second statement (``read_seats``), run once the
     lock is held, never joined into the locking one: on PostgreSQL a ``SELECT … FOR UPDATE``
     that waited for the lock re-reads the locked row only, and rows joined to it keep the
     snapshot taken before the wait — seats taken by the post that held the lock would be
@@ -64,24 +64,17 @@ def lock_game(
     else:
         game = session.scalars(_LOCK_BY_ID, {"game_id": game_id}).one_or_none()
     if game is not None:
-        _load_seats(session, game)
+        read_seats(session, game)
     return game
 
 
-def _load_seats(session: Session, game: Game) -> None:
-    """The seats, read afresh in seat order and given to the game as its loaded collection
+def read_seats(session: Session, game: Game) -> None:
+    """The game's seats read afresh in seat order (``populate_existing``: seats this session
+    read before are refreshed) and given to the game as its loaded collection
     (``set_committed_value``: no change to flush). A plain SELECT of the rows costs half of
     what the relationship's ``selectin`` loader does around the same SELECT."""
     seats = list(session.scalars(_SEATS, {"game_id": game.id}))
     set_committed_value(game, "players", seats)
-
-
-def read_seats(session: Session, game: Game) -> None:
-    """The game's seats read afresh, in seat order: the rows (``populate_existing``: seats
-    this session read before are refreshed), then the collection of them."""
-    session.scalars(_SEATS, {"game_id": game.id}).all()
-    session.expire(game, ["players"])
-    game.players  # noqa: B018 (loaded now, from the seats just read)
 
 
 def save(

@@ -670,23 +670,27 @@ def test_a_post_that_waits_too_long_for_the_write_lock_is_503_and_stores_nothing
 ) -> None:
     """SQLite: a request that cannot get the write lock within app.db.engine.BUSY_SECONDS is told to
     come back (503, Retry-After), not 500; nothing of it is stored, and the next post takes
-    the next number."""
+    the next number. A page that writes (a signed-in reader's thread page marks their
+    place) is told the same; one that only reads is not held up at all (it takes no lock)."""
     if database.engine.dialect.name != "sqlite":
         pytest.skip("the write lock is SQLite's")
     poster = api_user(client)
     made = poster.post("/api/boards/chat/threads", {"title": "待つ", "body": "一"}).json()
     thread_id = made["id"]
+    cookies = {i18n.COOKIE: "en", "bbsgm_session": session_cookie(database, poster.name)}
     monkeypatch.setattr(app_db, "BUSY_SECONDS", 0.5)
     with database.engine.connect() as holder:
         holder.begin()  # BEGIN IMMEDIATE: this process's write lock, held
         holder.exec_driver_sql("SELECT 1")
         waited = poster.post(f"/api/threads/{thread_id}/posts", {"body": "待たされた"})
-        page = httpx.get(f"{client.base_url}/threads/{thread_id}", cookies={i18n.COOKIE: "en"})
+        page = httpx.get(f"{client.base_url}/threads/{thread_id}", cookies=cookies)
+        read = httpx.get(f"{client.base_url}/threads/{thread_id}")
         holder.rollback()
     assert waited.status_code == 503, waited.text
     assert waited.headers["retry-after"] == "5"
     assert "データベースが応答しません" in waited.json()["detail"]
     assert page.status_code == 503 and "The database is not responding" in page.text
+    assert read.status_code == 200 and "待つ" in read.text
     monkeypatch.undo()
     after = poster.post(f"/api/threads/{thread_id}/posts", {"body": "通った"})
     assert after.status_code == 201 and after.json()["post"]["number"] == 2, after.text

@@ -15,7 +15,7 @@ from app.api.schemas import ERROR_RESPONSES
 from app.archive import records, verify
 from app.archive.search import MAX_QUERY_CHARS, search
 from app.gm import service as gm
-from app.web.deps import DatabaseDep, SessionDep, SettingsDep
+from app.web.deps import DatabaseDep, ReadSession, SettingsDep
 
 router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
@@ -86,6 +86,6 @@ def verify_record(record: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
 
 
 @router.get("/games/{game_id}/verify", response_model=ReportOut)
-def verify_stored(game_id: int, session: SessionDep) -> dict[str, Any]:
+def verify_stored(game_id: int, session: ReadSession) -> dict[str, Any]:
     """The same verification for a game stored here, from its own export."""
     return verify.verify_game(session, gm.get_game(session, game_id)).to_json()

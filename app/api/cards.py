@@ -14,7 +14,7 @@ from app.api.schemas import ERROR_RESPONSES
 from app.db.models import CardVersion
 from app.games.cardbattle.cards import HELD_LIMITS, ability_text, card_line
 from app.gm import cards, collections
-from app.web.deps import SessionDep
+from app.web.deps import ReadSession
 
 router = APIRouter(prefix="/api/cards", responses=ERROR_RESPONSES)
 Cost = Annotated[int | None, Query(ge=0, le=1_000_000)]
@@ -105,7 +105,7 @@ class CardHistory(BaseModel):
 
 @router.get("", response_model=CardList)
 def card_list(
-    session: SessionDep,
+    session: ReadSession,
     kind: Literal["normal", "magic"] | None = None,
     min_cost: Cost = None,
     max_cost: Cost = None,
@@ -136,7 +136,7 @@ class CollectionOut(BaseModel):
 
 @router.get("/collections/{user:path}", response_model=CollectionOut)
 def card_collection(
-    user: Annotated[str, Path(max_length=200)], session: SessionDep
+    user: Annotated[str, Path(max_length=200)], session: ReadSession
 ) -> CollectionOut:
     """The cards an account holds (docs/cards.md "Collections"), in the order it got them:
     the starter cards, its own approved cards, the cards officials gave it. 404 for a name no
@@ -160,7 +160,7 @@ def card_collection(
 
 
 @router.get("/{name}", response_model=CardHistory)
-def card_history(name: Annotated[str, Path(max_length=200)], session: SessionDep) -> CardHistory:
+def card_history(name: Annotated[str, Path(max_length=200)], session: ReadSession) -> CardHistory:
     """Every version of one card (proposed, approved, rejected), and the games it was played
     in with the version each game had."""
     rows = cards.history(session, name)

@@ -23,7 +23,7 @@ from app.gm import pictures, replay, secrecy
 from app.gm import service as gm
 from app.gm.options import PLATFORM_FIELDS, OptionField, OptionsInvalid, game_fields
 from app.web import deps
-from app.web.deps import ApiUser, OptionalApiUser, SessionDep, SettingsDep
+from app.web.deps import ApiUser, OptionalApiUser, ReadSession, SettingsDep, WriteSession
 
 router = APIRouter(prefix="/api/games", responses=ERROR_RESPONSES)
 SEALED = "（封印）"
@@ -258,7 +258,7 @@ def kinds() -> list[KindOut]:
     responses={422: {"model": OptionsError, "description": "Bad options, or bad input"}},
 )
 def create(
-    body: NewGame, request: Request, session: SessionDep, user: ApiUser
+    body: NewGame, request: Request, session: WriteSession, user: ApiUser
 ) -> CreatedGame | JSONResponse:
     ratelimit.check_post(session, request, user)
     try:
@@ -277,7 +277,6 @@ def create(
         issues = [OptionIssue(option=p.name, message=p.message) for p in exc.problems]
         answer = OptionsError(detail=exc.message, errors=issues)
         return JSONResponse(answer.model_dump(), status_code=exc.status)
-    session.commit()
     return CreatedGame(id=game.id, kind=game.kind, status=game.status, thread_id=game.thread_id)
 
 
@@ -290,7 +289,7 @@ def _bots(value: Any) -> int:
 
 @router.get("", response_model=GameList)
 def archive(
-    session: SessionDep,
+    session: ReadSession,
     settings: SettingsDep,
     status: Annotated[str | None, Query(max_length=64)] = None,
     kind: Annotated[str | None, Query(max_length=64)] = None,
@@ -328,24 +327,24 @@ def archive(
 
 
 @router.get("/{game_id}", response_model=GameOut)
-def game(game_id: int, session: SessionDep) -> GameOut:
+def game(game_id: int, session: ReadSession) -> GameOut:
     return GameOut.of(gm.get_game(session, game_id))
 
 
 @router.get("/{game_id}/view")
-def view(game_id: int, session: SessionDep, user: OptionalApiUser) -> dict[str, Any]:
+def view(game_id: int, session: ReadSession, user: OptionalApiUser) -> dict[str, Any]:
     return gm.private_view(gm.get_game(session, game_id), user)
 
 
 @router.get("/{game_id}/legal", response_model=LegalOut)
-def legal(game_id: int, session: SessionDep, user: OptionalApiUser) -> LegalOut:
+def legal(game_id: int, session: ReadSession, user: OptionalApiUser) -> LegalOut:
     found = gm.get_game(session, game_id)
     commands, sealed = gm.legal_split(found, user)
     return LegalOut(commands=commands, sealed=sealed)
 
 
 @router.get("/{game_id}/moves", response_model=list[MoveOut])
-def moves(game_id: int, session: SessionDep, user: OptionalApiUser) -> list[MoveOut]:
+def moves(game_id: int, session: ReadSession, user: OptionalApiUser) -> list[MoveOut]:
     found = gm.get_game(session, game_id)
     reader = secrecy.reader(found, user)
     return [
@@ -373,7 +372,6 @@ async def sealed(game_id: int, body: BodyIn, request: Request) -> SealedResult:
     def work(session: Session, user: User) -> SealedResult:
         ratelimit.check_post(session, request, user)
         row, public = gm.submit_sealed(session, game_id, user, body.body, secret)
-        session.commit()
         replies = [reply_out(public)] if public is not None else []
         return SealedResult(sealed=SealedOut.of(row), replies=replies)
 
@@ -381,14 +379,14 @@ async def sealed(game_id: int, body: BodyIn, request: Request) -> SealedResult:
 
 
 @router.get("/{game_id}/sealed", response_model=list[SealedOut])
-def sealed_list(game_id: int, session: SessionDep, user: OptionalApiUser) -> list[SealedOut]:
+def sealed_list(game_id: int, session: ReadSession, user: OptionalApiUser) -> list[SealedOut]:
     found = gm.get_game(session, game_id)
     return [SealedOut.of(row) for row in gm.sealed_for(session, found, user)]
 
 
 @router.post("/{game_id}/preview", response_model=PostResult)
 def preview(
-    game_id: int, body: BodyIn, request: Request, session: SessionDep, user: ApiUser
+    game_id: int, body: BodyIn, request: Request, session: WriteSession, user: ApiUser
 ) -> PostResult:
     """The bot's answer to this body as a post in the game's thread, short of outcomes that
     would reveal hidden information (``gm.preview``); nothing is stored."""
@@ -404,7 +402,7 @@ def preview(
 
 
 @router.get("/{game_id}/log", response_model=list[LogEntryOut])
-def moderation_log(game_id: int, session: SessionDep) -> list[LogEntryOut]:
+def moderation_log(game_id: int, session: ReadSession) -> list[LogEntryOut]:
     found = gm.get_game(session, game_id)
     return [
         LogEntryOut(
@@ -420,7 +418,7 @@ def moderation_log(game_id: int, session: SessionDep) -> list[LogEntryOut]:
 
 @router.get("/{game_id}/replay", response_model=ReplayOut)
 def replay_at(
-    game_id: int, session: SessionDep, at: Annotated[int, Query(ge=0, le=1_000_000)] = 0
+    game_id: int, session: ReadSession, at: Annotated[int, Query(ge=0, le=1_000_000)] = 0
 ) -> ReplayOut:
     found = gm.get_game(session, game_id)
     impl = gm.game_impl(found.kind)
@@ -451,7 +449,7 @@ SVG_HEADERS = {
 def board_svg(
     request: Request,
     game_id: int,
-    session: SessionDep,
+    session: ReadSession,
     at: Annotated[int | None, Query(ge=0, le=1_000_000)] = None,
     as_: Annotated[Literal["me"] | None, Query(alias="as")] = None,
 ) -> Response:
@@ -476,7 +474,7 @@ def board_svg(
 
 
 @router.get("/{game_id}/export")
-def export(game_id: int, session: SessionDep) -> dict[str, Any]:
+def export(game_id: int, session: ReadSession) -> dict[str, Any]:
     """The whole record, one versioned JSON document (docs/export.md)."""
     return records.export_game(session, gm.get_game(session, game_id))
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from app.api.schemas import ERROR_RESPONSES
 from app.gm import turns
-from app.web.deps import ApiUser, SessionDep
+from app.web.deps import ApiUser, ReadSession
 
 router = APIRouter(responses=ERROR_RESPONSES)
 
@@ -47,10 +47,9 @@ class TurnsOut(BaseModel):
 
 
 @router.get("/me/turns", response_model=TurnsOut)
-def my_turns(session: SessionDep, user: ApiUser) -> TurnsOut:
+def my_turns(session: ReadSession, user: ApiUser) -> TurnsOut:
     """The games awaiting the caller now, the longest-waiting first."""
     tables = turns.awaiting(session, user.id)
-    session.commit()
     return TurnsOut(
         games=[
             TurnOut(

@@ -18,33 +18,30 @@ from app.forum import moderation
 from app.forum import service as forum
 from app.gm import service as gm
 from app.web import deps
-from app.web.deps import ApiUser, SessionDep, SettingsDep
+from app.web.deps import ApiUser, ReadSession, SettingsDep, WriteSession
 
 router = APIRouter(prefix="/api", responses=schemas.ERROR_RESPONSES)
 PostNumber = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
 @router.post("/register", status_code=201, response_model=schemas.UserOut)
-def register(body: schemas.Credentials, request: Request, session: SessionDep) -> schemas.UserOut:
+def register(body: schemas.Credentials, request: Request, session: WriteSession) -> schemas.UserOut:
     ratelimit.check_register(session, request)
     user = accounts.register(session, body.name, body.password)
-    session.commit()
     return schemas.UserOut(id=user.id, name=user.name)
 
 
 @router.post("/login", response_model=schemas.TokenOut)
-def login(body: schemas.Credentials, request: Request, session: SessionDep) -> schemas.TokenOut:
+def login(body: schemas.Credentials, request: Request, session: WriteSession) -> schemas.TokenOut:
     ratelimit.check_login(session, request, body.name)
     user = accounts.authenticate(session, body.name, body.password)
     token = accounts.issue_token(session, user, "api")
-    session.commit()
     return schemas.TokenOut(token=token)
 
 
 @router.post("/logout", status_code=204)
-def logout(request: Request, session: SessionDep, _user: ApiUser) -> Response:
+def logout(request: Request, session: WriteSession, _user: ApiUser) -> Response:
     accounts.revoke_token(session, deps.bearer_token(request) or "")
-    session.commit()
     return Response(status_code=204)
 
 
@@ -54,14 +51,14 @@ def me(user: ApiUser) -> schemas.UserOut:
 
 
 @router.get("/boards", response_model=list[schemas.BoardOut])
-def boards(session: SessionDep) -> list[schemas.BoardOut]:
+def boards(session: ReadSession) -> list[schemas.BoardOut]:
     return [schemas.BoardOut.of(board) for board in forum.list_boards(session)]
 
 
 @router.get("/boards/{slug}/threads", response_model=schemas.ThreadList)
 def board_threads(
     slug: str,
-    session: SessionDep,
+    session: ReadSession,
     settings: SettingsDep,
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
 ) -> schemas.ThreadList:
@@ -77,14 +74,13 @@ def board_threads(
 
 @router.post("/boards/{slug}/threads", status_code=201, response_model=schemas.CreatedThread)
 def create_thread(
-    slug: str, body: schemas.NewThread, request: Request, session: SessionDep, user: ApiUser
+    slug: str, body: schemas.NewThread, request: Request, session: WriteSession, user: ApiUser
 ) -> schemas.CreatedThread:
     ratelimit.check_post(session, request, user)
     board = forum.get_board(session, slug)
     thread, post = forum.create_thread(
         session, board, user, body.title, body.body, deps.secret_key(request), name=body.name
     )
-    session.commit()
     return schemas.CreatedThread(
         **schemas.ThreadOut.of(thread).model_dump(), post=schemas.PostOut.of(post)
     )
@@ -93,7 +89,7 @@ def create_thread(
 @router.get("/threads/{thread_id}", response_model=schemas.ThreadWithPosts)
 def thread(
     thread_id: int,
-    session: SessionDep,
+    session: ReadSession,
     after: Annotated[int, Query(ge=0, le=2**31)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> schemas.ThreadWithPosts:
@@ -121,7 +117,6 @@ async def create_post(
     def work(session: Session, user: User) -> schemas.PostResult:
         ratelimit.check_post(session, request, user)
         post, replies = gm.submit_post(session, thread_id, user, body.body, secret, name=body.name)
-        session.commit()
         return post_result(post, replies)
 
     return await deps.signed_in_work(request, work)
@@ -129,20 +124,18 @@ async def create_post(
 
 @router.post("/threads/{thread_id}/posts/{number}/hide", response_model=schemas.PostOut)
 def hide_post(
-    thread_id: int, number: PostNumber, session: SessionDep, user: ApiUser
+    thread_id: int, number: PostNumber, session: WriteSession, user: ApiUser
 ) -> schemas.PostOut:
     """あぼーん: the post stays in place with its number; admins still read the original."""
     post = moderation.set_hidden(session, thread_id, number, user, True)
-    session.commit()
     return schemas.PostOut.of(post)
 
 
 @router.post("/threads/{thread_id}/posts/{number}/unhide", response_model=schemas.PostOut)
 def unhide_post(
-    thread_id: int, number: PostNumber, session: SessionDep, user: ApiUser
+    thread_id: int, number: PostNumber, session: WriteSession, user: ApiUser
 ) -> schemas.PostOut:
     post = moderation.set_hidden(session, thread_id, number, user, False)
-    session.commit()
     return schemas.PostOut.of(post)
 
 

@@ -87,7 +87,6 @@ def trips_of(session: Session, user: User) -> list[str]:
 
 def record(session: Session, name: str) -> Record:
     user = find_user(session, name)
-    ratings.catch_up(session)
     found = Record(user=user)
     games = session.scalars(
         select(Game)

@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any
 
 import orjson
@@ -130,7 +129,8 @@ def _configure_sqlite(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
-        conn.connection.dbapi_connection.begin_immediate()
+        read_only = bool(conn.get_execution_options().get(READ_ONLY, False))
+        conn.connection.dbapi_connection.begin_transaction(read_only)
 
 
 BUSY_SECONDS = 30
@@ -172,9 +172,17 @@ class SerialisedConnection(sqlite3.Connection):
 
     write_lock: threading.Lock | None = None
     _holding = False
+    _query_only = False
 
-    def begin_immediate(self) -> None:
-        if _READ_ONLY.get():  # Database.read_session: a snapshot, no lock to wait for
+    def begin_transaction(self, read_only: bool) -> None:
+        """``BEGIN IMMEDIATE`` in line for this process's write lock; for a reading
+        transaction (``READ_ONLY``) a plain ``BEGIN``: a snapshot, no lock to wait for, and
+        ``PRAGMA query_only`` on, so that a write there fails at once instead of slipping
+        past the lock that keeps writers apart."""
+        if read_only != self._query_only:
+            self.execute(f"PRAGMA query_only={int(read_only)}")
+            self._query_only = read_only
+        if read_only:
             self.execute("BEGIN")
             return
         lock = self.write_lock
@@ -213,7 +221,35 @@ class SerialisedConnection(sqlite3.Connection):
             self.write_lock.release()
 
 
-_READ_ONLY: ContextVar[bool] = ContextVar("bbsgm_sqlite_read_only", default=False)
+# The execution option of a reading engine (``Database.read_engine``): its transactions only
+# read. On SQLite they begin with a plain (deferred) ``BEGIN``; elsewhere it changes nothing.
+READ_ONLY = "bbsgm_read_only"
+
+
+class RequestSession(Session):
+    """A web request's session (app/web/deps.py). Its transactions read — through
+    ``read_bind``, so on SQLite without the write lock — until ``begin_writes`` says the
+    request writes (its unit of work). ``Session.get_bind`` is SQLAlchemy's documented place
+    to choose the engine of each operation (its "custom vertical partitioning" recipe)."""
+
+    def __init__(self, *args: Any, read_bind: Engine, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.read_bind = read_bind
+        self.writes = False
+
+    def get_bind(self, mapper: Any = None, **kwargs: Any) -> Any:
+        if self.writes:
+            return super().get_bind(mapper, **kwargs)
+        return self.read_bind
+
+    def begin_writes(self) -> None:
+        """From here on, this session's transactions write. A read still open is ended
+        first (committed: it wrote nothing), so that no transaction spans both engines."""
+        if self.writes:
+            return
+        if self.in_transaction():
+            self.commit()
+        self.writes = True
 
 
 _AFTER_COMMIT = "bbsgm_after_commit"
@@ -248,8 +284,18 @@ class Database:
         self.url = url
         self.engine = make_engine(url, **engine_kwargs)
         self.sessionmaker = sessionmaker(self.engine, expire_on_commit=False)
-        event.listen(self.sessionmaker, "after_commit", _run_after_commit)
-        event.listen(self.sessionmaker, "after_rollback", _drop_after_commit)
+        # The same pool; on SQLite its transactions begin deferred (``READ_ONLY``).
+        self.read_engine = self.engine.execution_options(**{READ_ONLY: True})
+        self.read_sessionmaker = sessionmaker(self.read_engine, expire_on_commit=False)
+        self.request_sessionmaker = sessionmaker(
+            self.engine,
+            class_=RequestSession,
+            read_bind=self.read_engine,
+            expire_on_commit=False,
+        )
+        for factory in (self.sessionmaker, self.request_sessionmaker):
+            event.listen(factory, "after_commit", _run_after_commit)
+            event.listen(factory, "after_rollback", _drop_after_commit)
         self._checkpoint_pages: int | None = None  # defer_checkpoints
 
     @property
@@ -268,13 +314,10 @@ class Database:
         mode a reader sees the database as of its first statement and neither waits for the
         writers nor holds them up (the live streams' reads, app/live/hub.py, which waited in
         line with the posts whose wake-ups they served). Nothing may be written in it: its
-        writes would not be serialised with the others'. On PostgreSQL a plain session."""
-        token = _READ_ONLY.set(True)
-        try:
-            with self.sessionmaker() as session:
-                yield session
-        finally:
-            _READ_ONLY.reset(token)
+        writes would not be serialised with the others' (SQLite refuses them: ``query_only``).
+        On PostgreSQL a plain session."""
+        with self.read_sessionmaker() as session:
+            yield session
 
     @property
     def is_sqlite_file(self) -> bool:

@@ -24,6 +24,7 @@ from openskill.models import PlackettLuce
 from sqlalchemy import delete, select, tuple_
 from sqlalchemy.orm import Session
 
+from app.db.engine import Database
 from app.db.models import Board, Game, RatedGame, Rating, utcnow
 from app.gm.lobby import is_bot_seat
 
@@ -218,8 +219,8 @@ def stale_kinds(session: Session) -> tuple[list[Game], set[str]]:
 
 def catch_up(session: Session) -> int:
     """Rate every finished game not rated yet, fold again the kinds whose rated games
-    changed; the number of games taken in. The ranking and player pages call it first, so
-    they are right even where the game master's hook did not run."""
+    changed; the number of games taken in. The ranking and player pages have it done first
+    (``bring_up_to_date``), so they are right even where the game master's hook did not run."""
     unrated, changed = stale_kinds(session)
     if changed:
         rebuild(session, sorted(changed))
@@ -230,6 +231,18 @@ def catch_up(session: Session) -> int:
         if record_finished(session, game):
             done += 1
     return done + len(changed)
+
+
+def bring_up_to_date(database: Database) -> int:
+    """``catch_up`` in a unit of work of its own, for the pages that only read (the player
+    and ranking pages, before their own reads): first a read (``stale_kinds``' two indexed
+    queries), and a writing transaction only when there is something to take in."""
+    with database.read_session() as reading:
+        unrated, changed = stale_kinds(reading)
+        if not unrated and not changed:
+            return 0
+    with database.sessionmaker.begin() as writing:
+        return catch_up(writing)
 
 
 def standings(session: Session, kind: str) -> list[Standing]:

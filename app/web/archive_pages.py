@@ -36,7 +36,7 @@ from app.gm import service as gm
 from app.i18n import N_
 from app.web import deps, http_cache, thread_cache
 from app.web.common import CSRF_MESSAGE, render
-from app.web.deps import DatabaseDep, PageUser, SessionDep, SettingsDep
+from app.web.deps import DatabaseDep, PageUser, ReadSession, SettingsDep
 from app.web.messages import game_title
 
 router = APIRouter(include_in_schema=False)
@@ -75,7 +75,7 @@ _RANGE = re.compile(r"bytes=(\d{1,12})-(\d{0,12})")
 @router.get("/archive")
 def archive_page(
     request: Request,
-    session: SessionDep,
+    session: ReadSession,
     settings: SettingsDep,
     user: PageUser,
     status: Annotated[str, Query(max_length=64)] = listing.ENDED,
@@ -116,7 +116,6 @@ def archive_page(
         rows = listing.rows(session, games)
     except ServiceError as exc:
         error, code = exc.message, exc.status
-    session.commit()
     return render(
         request,
         "archive/list.html",
@@ -140,7 +139,7 @@ def archive_page(
 @router.get("/search")
 def search_page(
     request: Request,
-    session: SessionDep,
+    session: ReadSession,
     database: DatabaseDep,
     settings: SettingsDep,
     user: PageUser,
@@ -150,7 +149,6 @@ def search_page(
     error, code, result = None, 200, None
     # The signed-in user was read in the request's session, whose transaction on SQLite holds
     # the write lock: ended before the search, not after the page is rendered.
-    session.commit()
     try:
         # Only reads: on SQLite it takes no write lock (a search reads the posts beyond the
         # index with LIKE, as many as the indexer has not reached).
@@ -177,7 +175,7 @@ def search_page(
 def replay_page(
     request: Request,
     game_id: int,
-    session: SessionDep,
+    session: ReadSession,
     settings: SettingsDep,
     user: PageUser,
     at: Annotated[int | None, Query(ge=0, le=10_000_000)] = None,
@@ -198,7 +196,6 @@ def replay_page(
                     .order_by(Post.number)
                 )
             )
-    session.commit()
     return render(
         request,
         "archive/replay.html",
@@ -234,12 +231,11 @@ def move_events(session: Session, game: Game, at: int) -> list[str]:
 
 
 @router.get("/games/{game_id}/transcript.txt")
-def transcript(game_id: int, session: SessionDep) -> Response:
+def transcript(game_id: int, session: ReadSession) -> Response:
     """The game's record as plain text (docs/export.md, "Transcript"): the same record as the
     JSON export, hidden parts hidden the same way, laid out to be read."""
     game = gm.get_game(session, game_id)
     record = export_game(session, game)
-    session.commit()
     return Response(transcript_text(record), media_type="text/plain; charset=utf-8")
 
 
@@ -283,11 +279,10 @@ def transcript_text(record: dict[str, object]) -> str:
 
 @router.get("/games/{game_id}/verify")
 def verify_stored_page(
-    request: Request, game_id: int, session: SessionDep, user: PageUser
+    request: Request, game_id: int, session: ReadSession, user: PageUser
 ) -> Response:
     game = gm.get_game(session, game_id)
     report = verify_game(session, game) if game.status in OVER else None
-    session.commit()
     error = None
     if report is None:
         error = N_("終わったゲームだけを検証できます（種は終局後に公開）。")
@@ -444,26 +439,23 @@ def _dat_response(
 
 
 @router.get("/{board}/subject.txt")
-def subject_txt(request: Request, board: str, session: SessionDep) -> Response:
+def subject_txt(request: Request, board: str, session: ReadSession) -> Response:
     found = _board(session, board)
     changed = dat.board_changed_at(session, found)
     body = dat.subject(session, found)
-    session.commit()
     return _sjis(request, body, changed)
 
 
 @router.get("/{board}/SETTING.TXT")
-def setting_txt(request: Request, board: str, session: SessionDep) -> Response:
+def setting_txt(request: Request, board: str, session: ReadSession) -> Response:
     found = _board(session, board)
-    session.commit()
     return _sjis(request, dat.setting(found))
 
 
 @router.get("/{board}/head.txt")
-def head_txt(request: Request, board: str, session: SessionDep) -> Response:
+def head_txt(request: Request, board: str, session: ReadSession) -> Response:
     """The board's ローカルルール (its description)."""
     found = _board(session, board)
-    session.commit()
     return _sjis(request, dat.head(found), media_type=dat.HTML_TYPE)
 
 
@@ -481,18 +473,16 @@ def site_base(request: Request, settings: Settings) -> str:
 
 
 @router.get("/bbsmenu.html")
-def bbsmenu_html(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+def bbsmenu_html(request: Request, session: ReadSession, settings: SettingsDep) -> Response:
     """Every board, so a 専ブラ takes the whole site in one step."""
     boards = forum.list_boards(session)
-    session.commit()
     body = dat.bbsmenu(boards, site_base(request, settings))
     return _sjis(request, body, media_type=dat.HTML_TYPE)
 
 
 @router.get("/bbsmenu.json")
-def bbsmenu_json(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+def bbsmenu_json(request: Request, session: ReadSession, settings: SettingsDep) -> Response:
     boards = forum.list_boards(session)
-    session.commit()
     document = dat.bbsmenu_json(boards, site_base(request, settings))
     body = json.dumps(document, ensure_ascii=False).encode("utf-8")
     return http_cache.conditional(
@@ -505,7 +495,7 @@ def bbsmenu_json(request: Request, session: SessionDep, settings: SettingsDep) -
 
 
 @router.get("/{board}/dat/{key}.dat")
-def dat_file(request: Request, board: str, key: str, session: SessionDep) -> Response:
+def dat_file(request: Request, board: str, key: str, session: ReadSession) -> Response:
     found = _board(session, board)
     thread = dat.thread_by_key(session, found, key)
     # Names, dates, IDs and bodies never change; the title, new posts and あぼーん do
@@ -518,15 +508,13 @@ def dat_file(request: Request, board: str, key: str, session: SessionDep) -> Res
     rewritten = dat.last_rewrite(session, thread)
     if rewritten is not None and rewritten > changed:
         changed = rewritten
-    session.commit()
     return _dat_response(request, body, body_digest, changed)
 
 
 @router.get("/test/read.cgi/{board}/{key}/")
 @router.get("/test/read.cgi/{board}/{key}")
-def read_cgi(board: str, key: str, session: SessionDep) -> RedirectResponse:
+def read_cgi(board: str, key: str, session: ReadSession) -> RedirectResponse:
     """The 2ch thread URL a browser opens in a web browser: the thread page."""
     found = _board(session, board)
     thread = dat.thread_by_key(session, found, key)
-    session.commit()
     return RedirectResponse(f"/threads/{thread.id}", status_code=301)

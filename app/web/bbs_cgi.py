@@ -41,7 +41,7 @@ from app.gm import turns
 from app.i18n import N_
 from app.web import deps
 from app.web.common import CSRF_MESSAGE, redirect, render
-from app.web.deps import PageUser, SessionDep
+from app.web.deps import PageUser, ReadSession, WriteSession
 
 router = APIRouter(include_in_schema=False)
 
@@ -217,7 +217,7 @@ def write(session: Session, request: Request, fields: dict[str, str]) -> list[Po
 
 @router.post("/test/bbs.cgi")
 def bbs_cgi(
-    request: Request, session: SessionDep, raw: Annotated[bytes, Depends(form_bytes)]
+    request: Request, session: WriteSession, raw: Annotated[bytes, Depends(form_bytes)]
 ) -> Response:
     if from_a_web_page(request):
         return error_page(FROM_BROWSER)
@@ -226,7 +226,6 @@ def bbs_cgi(
     fields = read_form(raw, request.headers.get("content-type", ""))
     try:
         replies = write(session, request, fields)
-        session.commit()
     except ServiceError as exc:
         session.rollback()
         return error_page(exc.message)
@@ -248,7 +247,6 @@ def _me(
 ) -> Response:
     passwords = accounts.list_app_passwords(session, user)
     tables = turns.my_tables(session, user.id)
-    session.commit()
     return render(
         request,
         "me.html",
@@ -263,7 +261,7 @@ def _me(
 
 
 @router.get("/me")
-def me_page(request: Request, session: SessionDep, user: PageUser) -> Response:
+def me_page(request: Request, session: ReadSession, user: PageUser) -> Response:
     if user is None:
         return redirect("/login?next=/me")
     return _me(request, session, user)
@@ -272,7 +270,7 @@ def me_page(request: Request, session: SessionDep, user: PageUser) -> Response:
 @router.post("/me/app-passwords")
 def app_passwords(
     request: Request,
-    session: SessionDep,
+    session: WriteSession,
     user: PageUser,
     action: FormText = "",
     label: FormText = "",
@@ -287,11 +285,9 @@ def app_passwords(
     try:
         if action == "new":
             _row, made = accounts.create_app_password(session, user, label)
-            session.commit()
             return _me(request, session, user, 201, made=made)
         if action == "revoke" and password_id.isdigit() and len(password_id) < 10:
             accounts.revoke_app_password(session, user, int(password_id))
-            session.commit()
             return redirect("/me")
         raise NotFound(N_("その操作はありません。"))
     except ServiceError as exc:

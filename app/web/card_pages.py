@@ -14,7 +14,7 @@ from app.errors import Invalid, ServiceError
 from app.gm import cards
 from app.i18n import N_
 from app.web.common import render
-from app.web.deps import PageUser, SessionDep, SettingsDep
+from app.web.deps import PageUser, ReadSession, SettingsDep
 
 router = APIRouter(include_in_schema=False)
 
@@ -39,7 +39,7 @@ def _cost(text: str) -> int | None:
 @router.get("/cards")
 def card_list_page(
     request: Request,
-    session: SessionDep,
+    session: ReadSession,
     user: PageUser,
     kind: Filter = "",
     min_cost: Filter = "",
@@ -56,7 +56,6 @@ def card_list_page(
         error, code = exc.message, exc.status
     thread_id = cards.registry_thread_id(session)
     specs = {row.id: cards.card_spec(row) for row in rows}
-    session.commit()
     return render(
         request,
         "cards/list.html",
@@ -76,7 +75,7 @@ def card_list_page(
 def card_page(
     request: Request,
     name: Annotated[str, Path(max_length=200)],
-    session: SessionDep,
+    session: ReadSession,
     settings: SettingsDep,
     user: PageUser,
 ) -> Response:
@@ -85,7 +84,6 @@ def card_page(
     approved = [row.version for row in versions if row.status == "approved"]
     specs = {row.id: cards.card_spec(row) for row in versions}
     thread_id = cards.registry_thread_id(session)
-    session.commit()
     return render(
         request,
         "cards/card.html",

@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.accounts import users as accounts
 from app.config import Settings
-from app.db.engine import Database
+from app.db.engine import Database, RequestSession
 from app.db.models import User
 from app.errors import Unauthorized
 from app.gm import turns
@@ -35,11 +35,15 @@ async def get_settings_dep(request: Request) -> Settings:
     return settings
 
 
-async def get_session(db: Annotated[Database, Depends(get_database)]) -> AsyncIterator[Session]:
-    """The request's session. Opening one touches no database, so it happens in the event
-    loop; closing one whose transaction is still open (a read) rolls back, which does, so
-    that happens in the thread pool. (A plain generator would cost two thread-pool hops.)"""
-    session = db.sessionmaker()
+async def get_session(
+    db: Annotated[Database, Depends(get_database)],
+) -> AsyncIterator[RequestSession]:
+    """The request's one session (the viewer's dependencies and the route share it). Its
+    transactions read until the route's unit of work says it writes (``unit_of_work``).
+    Opening one touches no database, so it happens in the event loop; closing one whose
+    transaction is still open (a read) rolls back, which does, so that happens in the
+    thread pool. (A plain generator would cost two thread-pool hops.)"""
+    session = db.request_sessionmaker()
     try:
         yield session
     finally:
@@ -49,7 +53,34 @@ async def get_session(db: Annotated[Database, Depends(get_database)]) -> AsyncIt
             session.close()
 
 
-SessionDep = Annotated[Session, Depends(get_session)]
+async def unit_of_work(
+    session: Annotated[RequestSession, Depends(get_session)],
+) -> AsyncIterator[Session]:
+    """A route that writes: its session's transactions write (on SQLite ``BEGIN IMMEDIATE``,
+    in line for the write lock) and **commit when the route returns** — before the response
+    is sent (``scope="function"``), so that a client never sees an answer whose work is not
+    stored. If the route raises, the work is rolled back and the error answered. Routes
+    never commit: a route that catches a refusal to answer it on its form rolls that
+    attempt back itself (``session.rollback()``), and what it reads afterwards commits
+    here with nothing in it. Services that must commit part of the work before the rest
+    say why where they do (the rate limits' counts: app/accounts/ratelimit.py)."""
+    if session.in_transaction():
+        await run_in_threadpool(session.begin_writes)
+    else:
+        session.begin_writes()
+    try:
+        yield session
+    except BaseException:
+        await run_in_threadpool(session.rollback)
+        raise
+    if session.in_transaction():
+        await run_in_threadpool(session.commit)
+
+
+# A route that only reads takes ``ReadSession``; one that writes, ``WriteSession`` (its unit
+# of work). Neither commits in the route.
+ReadSession = Annotated[Session, Depends(get_session)]
+WriteSession = Annotated[Session, Depends(unit_of_work, scope="function")]
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 DatabaseDep = Annotated[Database, Depends(get_database)]
 
@@ -94,7 +125,7 @@ def _signed_in(session: Session, token: str, kind: str) -> User | None:
     return user
 
 
-def cookie_user(request: Request, session: SessionDep) -> User | None:
+def cookie_user(request: Request, session: ReadSession) -> User | None:
     """The page's viewer; for a signed-in one, also the header's counts (tables awaiting
     them, unread notices: ``turns.header_counts``, one SELECT) in the sign-in's read."""
     token = request.cookies.get(SESSION_COOKIE, "")
@@ -118,7 +149,7 @@ def bearer_token(request: Request) -> str | None:
     return token.strip()
 
 
-def bearer_user(request: Request, session: SessionDep) -> User | None:
+def bearer_user(request: Request, session: ReadSession) -> User | None:
     token = bearer_token(request)
     return _signed_in(session, token, "api") if token is not None else None
 
@@ -131,7 +162,7 @@ async def require_bearer_header(request: Request) -> None:
         raise Unauthorized(LOGIN_NEEDED)
 
 
-def require_bearer_user(request: Request, session: SessionDep) -> User:
+def require_bearer_user(request: Request, session: ReadSession) -> User:
     user = bearer_user(request, session)
     if user is None:
         raise Unauthorized(LOGIN_NEEDED)
@@ -142,7 +173,9 @@ async def signed_in_work(request: Request, work: Callable[[Session, User], T]) -
     """``work(session, user)`` for the bearer token's user, the sign-in and the work in one
     worker thread and one session (the busiest routes: a post, a sealed command), instead
     of a hop between the event loop and a worker thread for each sync dependency and one
-    for the body. (Measured on SQLite, the posts a second barely moved: docs/performance.md.)"""
+    for the body. (Measured on SQLite, the posts a second barely moved: docs/performance.md.)
+    It is these routes' unit of work, as ``unit_of_work`` is the others': the work commits
+    when it returns, in the same thread, and is rolled back if it raises."""
     database: Database = request.app.state.database
     token = bearer_token(request)
 
@@ -154,7 +187,9 @@ async def signed_in_work(request: Request, work: Callable[[Session, User], T]) -
             user = accounts.user_for_token(session, token, "api") if token is not None else None
             if user is None:
                 raise Unauthorized(LOGIN_NEEDED)
-            return work(session, user)
+            result = work(session, user)
+            session.commit()
+            return result
 
     return await run_in_threadpool(run)
 

@@ -16,7 +16,7 @@ from app.forum import service as forum
 from app.notify import delivery, feeds
 from app.web import deps, http_cache, thread_cache
 from app.web.common import CSRF_MESSAGE, redirect, render
-from app.web.deps import ApiUser, PageUser, SessionDep
+from app.web.deps import ApiUser, PageUser, ReadSession, WriteSession
 
 # The pages are left out of the schema; the /api/me routes answer errors like every API router.
 router = APIRouter(responses=ERROR_RESPONSES)
@@ -34,25 +34,24 @@ def _subscription_base(request: Request) -> str | None:
 
 
 @router.get("/feeds/{token}.atom", include_in_schema=False)
-def private_feed(request: Request, token: str, session: SessionDep) -> Response:
+def private_feed(request: Request, token: str, session: ReadSession) -> Response:
     user = feeds.user_for_feed(session, token)
     body = feeds.user_feed(session, user, _base(request))
     return Response(body, media_type=ATOM, headers={"Cache-Control": "private, no-store"})
 
 
 @router.get("/boards/{slug}/feed.atom", include_in_schema=False)
-def board_feed(request: Request, slug: str, session: SessionDep) -> Response:
+def board_feed(request: Request, slug: str, session: ReadSession) -> Response:
     base = _base(request)
     key = thread_cache.board_feed_key(session, forum.get_board(session, slug), feeds.ENTRIES)
     body, digest = thread_cache.cached_file(
         (*key, base), lambda: feeds.board_feed(session, slug, base)
     )
-    session.commit()
     return _feed_response(request, body, digest)
 
 
 @router.get("/threads/{thread_id}/feed.atom", include_in_schema=False)
-def thread_feed(request: Request, thread_id: int, session: SessionDep) -> Response:
+def thread_feed(request: Request, thread_id: int, session: ReadSession) -> Response:
     base = _base(request)
     thread = forum.get_thread(session, thread_id)
     version = thread_cache.thread_version(session, thread, None)
@@ -60,7 +59,6 @@ def thread_feed(request: Request, thread_id: int, session: SessionDep) -> Respon
     body, digest = thread_cache.cached_file(
         key, lambda: feeds.thread_feed(session, thread_id, base)
     )
-    session.commit()
     return _feed_response(request, body, digest)
 
 
@@ -86,12 +84,11 @@ def _notifications(
         "typed_email": user.email or "",
         **extra,
     }
-    session.commit()
     return render(request, "notifications.html", user, status, **context)
 
 
 @router.get("/notifications", include_in_schema=False)
-def notifications_page(request: Request, session: SessionDep, user: PageUser) -> Response:
+def notifications_page(request: Request, session: ReadSession, user: PageUser) -> Response:
     if user is None:
         return redirect("/login?next=/notifications")
     return _notifications(request, session, user)
@@ -100,7 +97,7 @@ def notifications_page(request: Request, session: SessionDep, user: PageUser) ->
 @router.post("/notifications/feed", include_in_schema=False)
 def feed_token(
     request: Request,
-    session: SessionDep,
+    session: WriteSession,
     user: PageUser,
     csrf_token: Annotated[str, Form()] = "",
     action: Annotated[str, Form()] = "new",
@@ -118,29 +115,26 @@ def feed_token(
         feeds.revoke_feed_tokens(session, user)
     else:
         url = f"{_base(request)}/feeds/{feeds.new_feed_token(session, user)}.atom"
-    session.commit()
     return _notifications(request, session, user, feed_url=url, has_feed=url is not None)
 
 
 @router.post("/api/me/feed", status_code=201)
-def api_new_feed(request: Request, session: SessionDep, user: ApiUser) -> dict[str, str]:
+def api_new_feed(request: Request, session: WriteSession, user: ApiUser) -> dict[str, str]:
     """A new private feed URL (the previous one stops working)."""
     ratelimit.check_settings(session, request, user)
     token = feeds.new_feed_token(session, user)
-    session.commit()
     return {"url": f"{_base(request)}/feeds/{token}.atom"}
 
 
 @router.delete("/api/me/feed", status_code=204)
-def api_revoke_feed(request: Request, session: SessionDep, user: ApiUser) -> Response:
+def api_revoke_feed(request: Request, session: WriteSession, user: ApiUser) -> Response:
     ratelimit.check_settings(session, request, user)
     feeds.revoke_feed_tokens(session, user)
-    session.commit()
     return Response(status_code=204)
 
 
 @router.get("/api/me/notifications")
-def api_notifications(session: SessionDep, user: ApiUser) -> list[dict[str, object]]:
+def api_notifications(session: ReadSession, user: ApiUser) -> list[dict[str, object]]:
     return [
         {
             "kind": n.kind,
@@ -163,42 +157,39 @@ class EmailIn(BaseModel):
 
 
 @router.get("/api/me/webhooks")
-def api_webhooks(session: SessionDep, user: ApiUser) -> list[dict[str, object]]:
+def api_webhooks(session: ReadSession, user: ApiUser) -> list[dict[str, object]]:
     return [{"id": h.id, "url": h.url} for h in delivery.list_webhooks(session, user)]
 
 
 @router.post("/api/me/webhooks", status_code=201)
 def api_add_webhook(
-    request: Request, body: WebhookIn, session: SessionDep, user: ApiUser
+    request: Request, body: WebhookIn, session: WriteSession, user: ApiUser
 ) -> dict[str, object]:
     ratelimit.check_settings(session, request, user)
     hook = delivery.add_webhook(session, user, body.url, _subscription_base(request))
-    session.commit()
     return {"id": hook.id, "url": hook.url}
 
 
 @router.delete("/api/me/webhooks/{hook_id}", status_code=204)
 def api_remove_webhook(
-    hook_id: int, request: Request, session: SessionDep, user: ApiUser
+    hook_id: int, request: Request, session: WriteSession, user: ApiUser
 ) -> Response:
     ratelimit.check_settings(session, request, user)
     delivery.remove_webhook(session, user, hook_id)
-    session.commit()
     return Response(status_code=204)
 
 
 @router.put("/api/me/email")
 def api_email(
-    request: Request, body: EmailIn, session: SessionDep, user: ApiUser
+    request: Request, body: EmailIn, session: WriteSession, user: ApiUser
 ) -> dict[str, object]:
     ratelimit.check_settings(session, request, user)
     delivery.set_email(session, user, body.email, body.notify, _subscription_base(request))
-    session.commit()
     return {"email": user.email, "notify": user.email_notify}
 
 
 @router.get("/api/me/deliveries")
-def api_deliveries(session: SessionDep, user: ApiUser) -> list[dict[str, object]]:
+def api_deliveries(session: ReadSession, user: ApiUser) -> list[dict[str, object]]:
     """The delivery log: every webhook and mail attempt for this user's notifications."""
     return [
         {
@@ -219,7 +210,7 @@ def api_deliveries(session: SessionDep, user: ApiUser) -> list[dict[str, object]
 @router.post("/notifications/settings", include_in_schema=False)
 def notification_settings(
     request: Request,
-    session: SessionDep,
+    session: WriteSession,
     user: PageUser,
     csrf_token: Annotated[str, Form()] = "",
     action: Annotated[str, Form()] = "",
@@ -241,7 +232,6 @@ def notification_settings(
             delivery.remove_webhook(session, user, hook_id)
         elif action == "email":
             delivery.set_email(session, user, email, notify == "on", _subscription_base(request))
-        session.commit()
     except ServiceError as exc:
         session.rollback()
         return _notifications(

@@ -26,7 +26,7 @@ from app.gm import service as gm
 from app.i18n import N_, gettext
 from app.web import deps
 from app.web.common import CSRF_MESSAGE, game_panel, redirect, render
-from app.web.deps import PageUser, SessionDep, SettingsDep
+from app.web.deps import PageUser, ReadSession, SettingsDep, WriteSession
 from app.web.howto_pages import HOWTOS
 
 router = APIRouter(include_in_schema=False)
@@ -229,7 +229,7 @@ def lines_after(game: Game, seat: int, lines: Sequence[str]) -> tuple[list[str],
 @router.get("/games")
 def games_list(
     request: Request,
-    session: SessionDep,
+    session: ReadSession,
     settings: SettingsDep,
     user: PageUser,
     status: Annotated[str | None, Query(max_length=32)] = None,
@@ -249,7 +249,6 @@ def games_list(
     # recruiting games.
     shown = page == 1 and (status or "recruiting") == "recruiting" and not kind
     tables = lobby.recruiting(session, user) if shown else None
-    session.commit()
     return render(
         request,
         "games/list.html",
@@ -309,7 +308,7 @@ def new_game_form(request: Request, user: PageUser, kind: str = "") -> Response:
 @router.post("/games")
 def create_game(
     request: Request,
-    session: SessionDep,
+    session: WriteSession,
     user: PageUser,
     posted: Annotated[dict[str, str], Depends(posted_form)],
     kind: Annotated[str, Form()] = "",
@@ -342,7 +341,6 @@ def create_game(
                 bots=bots,
                 rated_with_bots=rated,
             )
-            session.commit()
             return redirect(f"/games/{game.id}")
         except game_options.OptionsInvalid as exc:
             session.rollback()
@@ -399,7 +397,6 @@ def _game_page(
     builders = turn_builders(game, context)
     sealed = gm.sealed_for(session, game, user)
     can_seal = game.status == "active" and (context["seat"] is not None or context["is_gm"])
-    session.commit()
     values: dict[str, Any] = {
         "form": {"body": ""},
         "error": None,
@@ -426,20 +423,19 @@ def _game_page(
 
 
 @router.get("/games/{game_id}")
-def game_page(request: Request, game_id: int, session: SessionDep, user: PageUser) -> Response:
+def game_page(request: Request, game_id: int, session: ReadSession, user: PageUser) -> Response:
     return _game_page(request, session, gm.get_game(session, game_id), user)
 
 
 @router.get("/games/{game_id}/builders")
 def builders_fragment(
-    request: Request, game_id: int, session: SessionDep, user: PageUser
+    request: Request, game_id: int, session: ReadSession, user: PageUser
 ) -> Response:
     """The turn dock's builders alone, for app.js to rebuild them when live.js refreshes the
     panel (the lines legal now changed: a builder must never offer the old ones)."""
     game = gm.get_game(session, game_id)
     context = game_panel(session, game, user)
     builders = turn_builders(game, context)
-    session.commit()
     return render(
         request, "games/builders_fragment.html", user, game=game, panel=context, builders=builders
     )
@@ -449,7 +445,7 @@ def builders_fragment(
 def turn_steps(
     request: Request,
     game_id: int,
-    session: SessionDep,
+    session: ReadSession,
     user: PageUser,
     line: Annotated[list[str] | None, Query(max_length=CHAIN_MAX_LINES)] = None,
 ) -> Response:
@@ -473,7 +469,6 @@ def turn_steps(
     else:
         lines, why = lines_after(game, seat, chosen)
         status = 422 if why == "refused" else 200
-    session.commit()
     return render(
         request,
         "games/turn_steps.html",
@@ -490,7 +485,7 @@ def turn_steps(
 def sealed_command(
     request: Request,
     game_id: int,
-    session: SessionDep,
+    session: WriteSession,
     user: PageUser,
     body: Annotated[str, Form()] = "",
     csrf_token: Annotated[str, Form()] = "",
@@ -504,7 +499,6 @@ def sealed_command(
         try:
             ratelimit.check_post(session, request, user)
             row, _public = gm.submit_sealed(session, game.id, user, body, deps.secret_key(request))
-            session.commit()
             if row.ok:
                 return redirect(f"/games/{game.id}#sealed")
             status, error = 422, row.reply
@@ -516,12 +510,11 @@ def sealed_command(
 
 
 @router.get("/games/{game_id}/log")
-def game_log(request: Request, game_id: int, session: SessionDep, user: PageUser) -> Response:
+def game_log(request: Request, game_id: int, session: ReadSession, user: PageUser) -> Response:
     game = gm.get_game(session, game_id)
     entries = moderation.log_for(session, game)
     moves = gm.moves_of(session, game)
     reader = secrecy.reader(game, user)
-    session.commit()
     return render(
         request, "games/log.html", user, game=game, entries=entries, moves=moves, reader=reader
     )

@@ -19,7 +19,7 @@ from app.forum.render import render_body
 from app.gm import service as gm
 from app.live import hub as live
 from app.web.common import game_panel, render
-from app.web.deps import PageUser, SessionDep
+from app.web.deps import PageUser, ReadSession
 
 router = APIRouter()
 BATCH = 200
@@ -70,7 +70,6 @@ def _posts_after(state: Any, db: Database, thread_id: int, after: int) -> list[d
         board_game_id = None
         if any(post.board_at is not None for post in posts):
             board_game_id = gm.game_ids_for_threads(session, [thread_id]).get(thread_id)
-        session.commit()
     # Rendered once the transaction is over, from what was loaded (detached: a lazy load
     # would raise, never start another transaction).
     payloads = []
@@ -161,16 +160,15 @@ async def thread_events(
 
 
 def _check_thread(db: Database, thread_id: int) -> None:
-    with db.session() as session:
+    with db.read_session() as session:
         forum.get_thread(session, thread_id)
 
 
 @router.get("/games/{game_id}/panel", include_in_schema=False)
 def game_panel_fragment(
-    request: Request, game_id: int, session: SessionDep, user: PageUser
+    request: Request, game_id: int, session: ReadSession, user: PageUser
 ) -> Response:
     """The game panel alone, for live.js to refresh the board after a move."""
     game = gm.get_game(session, game_id)
     panel = game_panel(session, game, user)
-    session.commit()
     return render(request, "games/panel_fragment.html", user, panel=panel)

@@ -31,7 +31,7 @@ from app.web.common import (
     safe_next,
     thread_context,
 )
-from app.web.deps import PageUser, SessionDep, SettingsDep
+from app.web.deps import DatabaseDep, PageUser, ReadSession, SettingsDep, WriteSession
 
 router = APIRouter(include_in_schema=False)
 NO_REPLY = N_("（命令の行がないので、ボットは答えません）")
@@ -54,10 +54,9 @@ def switch_language(code: str, settings: SettingsDep, next: str = "/") -> Respon
 
 
 @router.get("/")
-def index(request: Request, session: SessionDep, user: PageUser) -> Response:
+def index(request: Request, session: ReadSession, user: PageUser) -> Response:
     boards = forum.list_boards(session)
     tables = lobby.recruiting(session, user)
-    session.commit()
     return render(request, "forum/index.html", user, boards=boards, tables=tables)
 
 
@@ -65,7 +64,7 @@ def index(request: Request, session: SessionDep, user: PageUser) -> Response:
 def board_page(
     request: Request,
     slug: str,
-    session: SessionDep,
+    session: ReadSession,
     settings: SettingsDep,
     user: PageUser,
     page: PageNumber = 1,
@@ -74,7 +73,6 @@ def board_page(
     threads, current = forum.list_threads(session, board, page, settings.threads_per_page)
     unread = forum.unread_counts(session, user, threads)
     pinned = lobby.pinned(session, board)
-    session.commit()
     return render(
         request,
         "forum/board.html",
@@ -94,7 +92,7 @@ def board_page(
 def new_thread(
     request: Request,
     slug: str,
-    session: SessionDep,
+    session: WriteSession,
     settings: SettingsDep,
     user: PageUser,
     title: FormText = "",
@@ -115,14 +113,12 @@ def new_thread(
             thread, _post = forum.create_thread(
                 session, board, user, title, body, deps.secret_key(request), name=name
             )
-            session.commit()
             return redirect(f"/threads/{thread.id}")
         except ServiceError as exc:
             session.rollback()
             status, error = exc.status, exc.message
     threads, current = forum.list_threads(session, board, 1, settings.threads_per_page)
     unread = forum.unread_counts(session, user, threads)
-    session.commit()
     return render(
         request,
         "forum/board.html",
@@ -141,7 +137,8 @@ def new_thread(
 def thread_page(
     request: Request,
     thread_id: int,
-    session: SessionDep,
+    session: ReadSession,
+    database: DatabaseDep,
     settings: SettingsDep,
     user: PageUser,
     page: PageNumber = 1,
@@ -150,8 +147,11 @@ def thread_page(
         request, session, thread_id, user, page, settings.posts_per_page
     )
     if user is not None and posts.last_number is not None:
-        forum.mark_read(session, user, context["thread"], posts.last_number)
-    session.commit()
+        # The page only reads (on SQLite it holds no write lock while it renders, and an
+        # anonymous reader none at all); the reader's place is written in a unit of work of
+        # its own, committed at the block's end (``sessionmaker.begin()``).
+        with database.sessionmaker.begin() as writing:
+            forum.mark_read(writing, user, context["thread"], posts.last_number)
     form = {"body": "", "name": ""}
     return render_thread(request, user, context, posts, conditional=True, form=form, error=None)
 
@@ -160,7 +160,7 @@ def thread_page(
 def new_post(
     request: Request,
     thread_id: int,
-    session: SessionDep,
+    session: WriteSession,
     settings: SettingsDep,
     user: PageUser,
     body: FormText = "",
@@ -180,7 +180,6 @@ def new_post(
             post, _replies = gm.submit_post(
                 session, thread.id, user, body, deps.secret_key(request), name=name
             )
-            session.commit()
             last_page = (post.number - 1) // settings.posts_per_page + 1
             if return_to.startswith("/games/"):
                 return redirect(f"{safe_next(return_to)}#thread-latest")
@@ -196,7 +195,7 @@ def new_post(
 def preview_post(
     request: Request,
     thread_id: int,
-    session: SessionDep,
+    session: WriteSession,
     settings: SettingsDep,
     user: PageUser,
     body: FormText = "",
@@ -243,7 +242,6 @@ def _thread_again(
     context, posts = thread_context(
         request, session, thread_id, user, 1_000_000, settings.posts_per_page
     )
-    session.commit()
     return render_thread(
         request,
         user,
@@ -262,7 +260,7 @@ def hide_post(
     request: Request,
     thread_id: int,
     number: Annotated[int, Path(ge=1, le=2**31 - 1)],
-    session: SessionDep,
+    session: WriteSession,
     settings: SettingsDep,
     user: PageUser,
     csrf_token: FormText = "",
@@ -274,7 +272,6 @@ def hide_post(
     if not deps.csrf_ok(request, csrf_token):
         return render(request, "error.html", user, 403, status=403, message=CSRF_MESSAGE)
     moderation.set_hidden(session, thread_id, number, user, action != "unhide")
-    session.commit()
     page = (number - 1) // settings.posts_per_page + 1
     return redirect(f"/threads/{thread_id}?page={page}#{number}")
 
@@ -304,7 +301,7 @@ def register_form(request: Request, user: PageUser, next: str = "/") -> Response
 @router.post("/register")
 def register(
     request: Request,
-    session: SessionDep,
+    session: WriteSession,
     settings: SettingsDep,
     user: PageUser,
     name: FormText = "",
@@ -326,7 +323,6 @@ def register(
         ratelimit.check_register(session, request)
         new_user = accounts.register(session, name, password)
         token = accounts.issue_token(session, new_user, "session")
-        session.commit()
     except ServiceError as exc:
         session.rollback()
         return render(
@@ -353,7 +349,7 @@ def login_form(request: Request, user: PageUser, next: str = "/") -> Response:
 @router.post("/login")
 def login(
     request: Request,
-    session: SessionDep,
+    session: WriteSession,
     settings: SettingsDep,
     user: PageUser,
     name: FormText = "",
@@ -375,7 +371,6 @@ def login(
         ratelimit.check_login(session, request, name)
         found = accounts.authenticate(session, name, password)
         token = accounts.issue_token(session, found, "session")
-        session.commit()
     except ServiceError as exc:
         session.rollback()
         return render(
@@ -394,14 +389,13 @@ def login(
 
 @router.post("/logout")
 def logout(
-    request: Request, session: SessionDep, user: PageUser, csrf_token: FormText = ""
+    request: Request, session: WriteSession, user: PageUser, csrf_token: FormText = ""
 ) -> Response:
     if not deps.csrf_ok(request, csrf_token):
         return render(request, "error.html", user, 403, status=403, message=CSRF_MESSAGE)
     token = request.cookies.get(deps.SESSION_COOKIE, "")
     if token:
         accounts.revoke_token(session, token)
-        session.commit()
     response = redirect("/")
     response.delete_cookie(deps.SESSION_COOKIE, path="/")
     return response

@@ -20,7 +20,7 @@ from app.notify import feeds
 from app.web import deps
 from app.web.card_pages import STATUS_LABELS
 from app.web.common import CSRF_MESSAGE, redirect, render
-from app.web.deps import PageUser, SessionDep
+from app.web.deps import DatabaseDep, PageUser, ReadSession, WriteSession
 
 router = APIRouter(include_in_schema=False)
 api_router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
@@ -32,7 +32,6 @@ KindName = Annotated[str, Path(max_length=64)]
 
 def _ranking(session: Session, kind: str) -> tuple[str, list[tuple[ratings.Standing, str]]]:
     impl = gm.game_impl(kind)
-    ratings.catch_up(session)
     rows = ratings.standings(session, impl.kind)
     ids = [row.user_id for row in rows]
     names = {
@@ -43,16 +42,20 @@ def _ranking(session: Session, kind: str) -> tuple[str, list[tuple[ratings.Stand
 
 
 @router.get("/users/{name:path}")
-def user_page(request: Request, name: UserName, session: SessionDep, user: PageUser) -> Response:
+def user_page(
+    request: Request, name: UserName, session: ReadSession, database: DatabaseDep, user: PageUser
+) -> Response:
+    ratings.bring_up_to_date(database)
     found = players.record(session, name)
-    session.commit()
     return render(request, "users/user.html", user, record=found, card_statuses=STATUS_LABELS)
 
 
 @router.get("/ratings/{kind}")
-def ratings_page(request: Request, kind: KindName, session: SessionDep, user: PageUser) -> Response:
+def ratings_page(
+    request: Request, kind: KindName, session: ReadSession, database: DatabaseDep, user: PageUser
+) -> Response:
+    ratings.bring_up_to_date(database)
     key, rows = _ranking(session, kind)
-    session.commit()
     return render(
         request,
         "users/ratings.html",
@@ -65,19 +68,19 @@ def ratings_page(request: Request, kind: KindName, session: SessionDep, user: Pa
 
 
 @api_router.get("/users/{name:path}")
-def user_json(name: UserName, session: SessionDep) -> dict[str, Any]:
+def user_json(name: UserName, session: ReadSession, database: DatabaseDep) -> dict[str, Any]:
     """A player's record: games played and won per kind, ratings, current tables, finished
     games with place, score and replay, cards registered, trips shown."""
+    ratings.bring_up_to_date(database)
     found = players.record(session, name)
-    session.commit()
     return players.to_json(found)
 
 
 @api_router.get("/ratings/{kind}")
-def ratings_json(kind: KindName, session: SessionDep) -> dict[str, Any]:
+def ratings_json(kind: KindName, session: ReadSession, database: DatabaseDep) -> dict[str, Any]:
     """The kind's ranking: settled players first, then provisional ones, by mu − 3·sigma."""
+    ratings.bring_up_to_date(database)
     key, rows = _ranking(session, kind)
-    session.commit()
     return {
         "kind": key,
         "ranking": [{"name": name, **row.to_json()} for row, name in rows],
@@ -87,7 +90,7 @@ def ratings_json(kind: KindName, session: SessionDep) -> dict[str, Any]:
 @router.post("/notifications/read")
 def mark_read(
     request: Request,
-    session: SessionDep,
+    session: WriteSession,
     user: PageUser,
     game: FormText = "",
     csrf_token: FormText = "",
@@ -105,5 +108,4 @@ def mark_read(
     else:
         return render(request, "error.html", user, 422, status=422, message=NO_SUCH_GROUP)
     feeds.mark_read(session, user, game_id)
-    session.commit()
     return redirect(f"/notifications#notices-{game_id if game_id is not None else 'none'}")

@@ -1,0 +1,177 @@
+"""Issue 42, "no commit in a route": a route reads (``ReadSession``) or writes in one unit of
+work (``WriteSession``, app/web/deps.py) that commits when the route returns and rolls back
+when it raises; a reading transaction cannot write. Checked on the code (every route of
+app/web and app/api) and on a small app that uses the same dependencies."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import pytest
+from fastapi import Depends, FastAPI, HTTPException
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
+
+from app.db.engine import Database
+from app.db.models import Base, Board
+from app.web import deps
+
+ROOT = Path(__file__).resolve().parent.parent
+ROUTE_FILES = sorted([*ROOT.glob("app/web/*.py"), *ROOT.glob("app/api/*.py")])
+UNIT_OF_WORK = ROOT / "app/web/deps.py"  # where a request's transactions end
+HTTP_METHODS = {"get", "post", "put", "delete", "patch", "api_route", "websocket"}
+
+
+def _routes(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+            isinstance(d, ast.Call)
+            and isinstance(d.func, ast.Attribute)
+            and d.func.attr in HTTP_METHODS
+            for d in node.decorator_list
+        ):
+            yield node
+
+
+def test_no_route_commits_its_session() -> None:
+    """No ``commit()`` in app/web or app/api but the unit of work's own (deps.py)."""
+    found = []
+    for path in ROUTE_FILES:
+        if path == UNIT_OF_WORK:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "commit"
+            ):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == []
+
+
+def test_every_route_with_a_session_says_whether_it_reads_or_writes() -> None:
+    """A route's session parameter is ``ReadSession`` or ``WriteSession``, never a bare
+    ``Session``: whether it writes is decided where it is declared."""
+    undecided = []
+    for path in ROUTE_FILES:
+        for route in _routes(ast.parse(path.read_text(encoding="utf-8"))):
+            for arg in [*route.args.args, *route.args.kwonlyargs]:
+                note = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+                if "Session" in note and note not in ("ReadSession", "WriteSession"):
+                    undecided.append(f"{path.relative_to(ROOT)}:{route.name}({arg.arg}: {note})")
+    assert undecided == []
+
+
+@pytest.fixture()
+def database(tmp_path: Path) -> Iterator[Database]:
+    db = Database(f"sqlite:///{tmp_path / 'uow.db'}")
+    Base.metadata.create_all(db.engine)
+    yield db
+    db.dispose()
+
+
+def _boards(db: Database) -> int:
+    with db.read_session() as session:
+        return int(session.scalar(select(func.count()).select_from(Board)) or 0)
+
+
+def _board(slug: str) -> Board:
+    return Board(slug=slug, title=slug, description="")
+
+
+def test_a_reading_transaction_cannot_write(database: Database) -> None:
+    """On SQLite a reading transaction begins without the write lock, so it must not write:
+    SQLite refuses (``query_only``) instead of letting it race the writers."""
+    with database.read_session() as session:
+        session.add(_board("read"))
+        with pytest.raises(OperationalError, match="readonly"):
+            session.flush()
+    session = database.request_sessionmaker()
+    try:
+        session.add(_board("request"))
+        with pytest.raises(OperationalError, match="readonly"):
+            session.flush()
+    finally:
+        session.close()
+    assert _boards(database) == 0
+
+
+def _app(database: Database) -> FastAPI:
+    app = FastAPI()
+    app.state.database = database
+
+    @app.post("/boards/{slug}")
+    def make(slug: str, session: deps.WriteSession) -> dict[str, str]:
+        session.add(_board(slug))
+        session.flush()
+        return {"made": slug}
+
+    @app.post("/boards/{slug}/refused")
+    def refuse(slug: str, session: deps.WriteSession) -> dict[str, str]:
+        session.add(_board(slug))
+        session.flush()
+        raise HTTPException(409, "refused after writing")
+
+    @app.get("/boards")
+    def count(session: deps.ReadSession) -> dict[str, int]:
+        return {"boards": int(session.scalar(select(func.count()).select_from(Board)) or 0)}
+
+    @app.get("/boards/sneaky/{slug}")
+    def sneaky(slug: str, session: deps.ReadSession) -> dict[str, str]:
+        session.add(_board(slug))
+        session.flush()
+        return {"made": slug}
+
+    return app
+
+
+def test_a_write_route_commits_when_it_returns(database: Database) -> None:
+    with TestClient(_app(database)) as client:
+        assert client.post("/boards/one").json() == {"made": "one"}
+        assert client.get("/boards").json() == {"boards": 1}
+    assert _boards(database) == 1
+
+
+def test_a_write_route_that_raises_leaves_nothing_written(database: Database) -> None:
+    with TestClient(_app(database)) as client:
+        answer = client.post("/boards/two/refused")
+        assert answer.status_code == 409
+        assert client.get("/boards").json() == {"boards": 0}
+    assert _boards(database) == 0
+
+
+def test_a_read_route_that_tries_to_write_fails_and_writes_nothing(database: Database) -> None:
+    with (
+        TestClient(_app(database), raise_server_exceptions=True) as client,
+        pytest.raises(OperationalError, match="readonly"),
+    ):
+        client.get("/boards/sneaky/three")
+    assert _boards(database) == 0
+
+
+_SEEN: list[Session] = []
+
+
+def _viewer(session: deps.ReadSession) -> None:
+    _SEEN.append(session)
+
+
+def test_the_write_session_is_the_one_the_viewer_was_read_in(database: Database) -> None:
+    """The viewer's dependencies and the route share the request's one session, so a
+    user loaded by the sign-in can be written with (no second session to attach it to)."""
+    app = FastAPI()
+    app.state.database = database
+    _SEEN.clear()
+
+    @app.post("/x")
+    def route(session: deps.WriteSession, viewer: Annotated[None, Depends(_viewer)]) -> None:
+        _SEEN.append(session)
+
+    with TestClient(app) as client:
+        assert client.post("/x").status_code == 200
+    assert len(_SEEN) == 2 and _SEEN[0] is _SEEN[1]

@@ -145,7 +145,14 @@ def success_text(session: Session, sub: Submission, work: Working) -> str:
             lines.append(f"期限: {format_bbs_time(game.deadline_at)}")
     board: list[str] = []
     if show_board and work.state is not None:
-        board = ["", render_board_summary(impl, impl.view(work.state, None))]
+        # The turn of a week, round or phase gets the compact board; BOARD / 盤面 the full one.
+        summary = render_board_summary(
+            impl,
+            impl.view(work.state, None),
+            compact=not work.board_asked,
+            game_page=f"/games/{game.id}",
+        )
+        board = ["", summary]
         work.board_shown = True
     closing: list[str] = []
     if work.status in ("finished", "aborted") and sub.game.finished_at == sub.now:

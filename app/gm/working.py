@@ -73,6 +73,8 @@ class Working:
     adjustments: list[tuple[int, int, str]] = field(default_factory=list)
     log: list[tuple[str, str]] = field(default_factory=list)
     board_changed: bool = False
+    # BOARD / 盤面 was asked: the reply carries the full board, not the compact one of a turn.
+    board_asked: bool = False
     # Set by success_text: the reply shows the board, and beside it its picture.
     board_shown: bool = False
     deadline_reset: bool = False

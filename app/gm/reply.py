@@ -138,8 +138,10 @@ def success_text(session: Session, sub: Submission, work: Working) -> str:
         lines.append("（あなただけに見える結果は、ゲームページの「あなたの手元」にあります）")
     show_board = work.board_changed
     if work.state is not None and work.status == "active" and not work.paused:
-        waiting = [work.seats[i].name for i in impl.waiting_for(work.state)]
-        if waiting and not show_board:
+        seats = impl.waiting_for(work.state)
+        waiting = [work.seats[i].name for i in seats]
+        # Not when the move's own event has just said whose turn it is (work.turn_told).
+        if waiting and not show_board and list(seats) != work.turn_told:
             lines.append("手番待ち: " + "、".join(waiting))
         if game.deadline_at is not None:
             lines.append(f"期限: {format_bbs_time(game.deadline_at)}")

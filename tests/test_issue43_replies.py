@@ -4,6 +4,7 @@ chosen points of the scripted games (tests/support/fuzz_states.py)."""
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,10 +23,18 @@ from app.gm import reply as answers
 from app.gm import service as gm
 from app.gm.lines import classify_line, meant_line
 from app.gm.submission import LineError
+from app.gm.text import render_board_summary
 from tests.conftest import repo_root, unique_name
 from tests.support.fuzz_states import PLAYERS, Table, script
 from tests.support.labels import labels_in, scan
-from tests.support.replies import KINDS, Played, estimated_height, play_game
+from tests.support.replies import (
+    KINDS,
+    LINE_PX,
+    Played,
+    estimated_height,
+    play_game,
+    shown_lines,
+)
 
 SECRET = "issue43-secret"
 CHAT = repo_root() / "tests" / "data" / "chat"
@@ -81,6 +90,71 @@ def test_the_bot_buries_the_thread_no_more_median_6_lines_a_quarter_over_12_220_
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_a_post_takes_no_more_than_220_px_at_390_px_on_average_over_a_whole_game(
+    games: dict[str, Played], kind: str
+) -> None:
+    """≤ 220 px a post at 390 px, the mean over the whole game (the board picture apart): the
+    round's board, posted when the round turns, must not stay long enough to lift the mean."""
+    heights = [estimated_height(body) for body in games[kind].replies]
+    assert statistics.mean(heights) <= 220, sorted(heights)[-5:]
+
+
+# A phone's screen at the width the heights are measured for (390 × 844, as bench/replies.py).
+PHONE_SCREEN_PX = 844
+# Where the closing post's parts begin after the board (app/gm/reply.py's closing_lines).
+CLOSING = ("\n\n【最終結果】", "\n\n乱数の種", "\n\n【エピローグ】")
+
+
+def boards_in(played: Played) -> list[str]:
+    """The board part of every reply that carries the board: from its heading to the end of
+    the reply or to the closing post's result, seed and epilogue."""
+    impl = find_game(played.kind)
+    assert impl is not None
+    heading = f"\n\n【{impl.title_ja}】"
+    boards = []
+    for body in played.replies:
+        if heading not in body:
+            continue
+        board = body.split(heading, 1)[1]
+        ends = [board.index(mark) for mark in CLOSING if mark in board]
+        boards.append(board[: min(ends)] if ends else board)
+    return boards
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_round_board_in_the_thread_fits_a_phone_screen(games: dict[str, Played], kind: str) -> None:
+    """The board a reply carries when the week, round or phase turns is compact: it takes at
+    most half a phone screen at 390 px, so the move it answers stays in view; the long lists
+    (every area, every stock) are on the game page."""
+    boards = boards_in(games[kind])
+    assert boards, kind
+    tallest = max(boards, key=shown_lines)
+    assert shown_lines(tallest) * LINE_PX <= PHONE_SCREEN_PX / 2, tallest
+
+
+@pytest.mark.parametrize("kind", ["eitsuku", "populous"])
+def test_a_round_board_that_leaves_the_long_lists_out_points_to_the_game_page(
+    games: dict[str, Played], kind: str
+) -> None:
+    """えいつく's stocks and decks, ポピュラス's map and generations: left to the game page,
+    which every round board names in one line."""
+    page = f"/games/{games[kind].game_id}"
+    boards = boards_in(games[kind])
+    assert boards and all(page in board for board in boards), boards
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_final_board_in_the_thread_is_short_and_points_to_the_game_page(
+    games: dict[str, Played], kind: str
+) -> None:
+    """The closing post gives the result; the last board beside it takes at most a quarter of
+    a phone screen and says where the whole last position is."""
+    final = boards_in(games[kind])[-1]
+    assert f"/games/{games[kind].game_id}" in final, final
+    assert shown_lines(final) * LINE_PX <= PHONE_SCREEN_PX / 4, final
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_the_board_summary_comes_when_the_round_week_or_phase_changes_not_every_turn(
     games: dict[str, Played], kind: str
 ) -> None:
@@ -129,6 +203,25 @@ def test_board_or_盤面_is_answered_with_the_board_and_its_picture_by_anyone_ch
     assert (state, moves) == (before[0], before[2])  # the game's version counts answered posts
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_board_or_盤面_answers_the_full_board_not_the_compact_one_of_a_round(
+    session: Session, kind: str
+) -> None:
+    """BOARD / 盤面 is asked for the whole board: its answer carries the full summary (every
+    stock, area and card), the round's compact board is for the turn of a round only."""
+    table = table_at(session, kind, LOOKS[kind][0])
+    reply = answer(session, table, table.players[0], "盤面")
+    assert reply is not None and reply.reply_ok, reply and reply.body
+    impl = find_game(kind)
+    assert impl is not None
+    session.refresh(table.game)
+    assert table.game.state is not None
+    view = impl.view(table.game.state, None)
+    assert render_board_summary(impl, view) in reply.body
+    compact = render_board_summary(impl, view, compact=True, game_page="/games/0")
+    assert shown_lines(compact) < shown_lines(render_board_summary(impl, view)), compact
+
+
 def test_board_before_the_start_says_there_is_none_yet(session: Session) -> None:
     table = table_at(session, "eitsuku", "募集中")
     reply = answer(session, table, table.players[0], "盤面")
@@ -147,6 +240,21 @@ def test_long_lists_go_to_the_game_page_not_the_thread(games: dict[str, Played],
     # Posted where they commit and where they are revealed: the seed's at START and at the
     # end, a rule's when its round starts and ends (the scripted エリューシス has 2 rounds).
     assert len(hashes) <= 2 + (4 if kind == "eleusis" else 0), hashes
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_whose_turn_is_said_once_not_as_次の手番_and_again_as_手番待ち(
+    games: dict[str, Played], kind: str
+) -> None:
+    """A move whose own event names the next player (「次の手番: 花子さん。」) is answered
+    without a 手番待ち line for the same player beneath it."""
+    twice = []
+    for body in games[kind].replies:
+        told = re.findall(r"次の手番: (\S+?)さん", body)
+        waiting = re.findall(r"^手番待ち: (.+)$", body, flags=re.M)
+        if told and waiting and waiting[-1] == told[-1]:
+            twice.append(body)
+    assert twice == [], twice[:2]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -210,6 +318,7 @@ def test_a_line_that_looks_like_a_move_is_answered_with_what_was_meant_and_the_l
     assert impl is not None
     assert meant_line(impl, line) == meant
     state = table.game.state
+    assert state is not None
     seat = next(s for s in impl.waiting_for(state) if impl.legal_split(state, s)[0])
     reply = answer(session, table, table.players[seat], line)
     assert reply is not None and not reply.reply_ok
@@ -271,6 +380,7 @@ def test_two_lines_that_should_have_been_one_are_answered_with_the_one_line_form
     that is judged is final) and the refusal of the second comes on a reply of its own."""
     table = table_at(session, "eleusis", "第1ラウンドのプレイ中")
     state = table.game.state
+    assert state is not None
     seat = state["turn"]
     first, second = state["players"][seat]["hand"][:2]
     body = f"PLAY ○ {first}\nPLAY ○ {second}"
@@ -290,6 +400,7 @@ def test_a_refused_play_names_the_cards_without_telling_the_thread_the_hand(
     names the cards played and sends the player to their own hand (docs/gm.md)."""
     table = table_at(session, "eleusis", "第1ラウンドのプレイ中")
     state = table.game.state
+    assert state is not None
     seat = state["turn"]
     hand = state["players"][seat]["hand"]
     absent = next(f"♠{n}" for n in ["A", *range(2, 11), "J", "Q", "K"] if f"♠{n}" not in hand)

@@ -345,6 +345,7 @@ def _board(session: Session, sub: Submission, work: Working, command: platform.B
     if work.state is None:
         raise Refusal("まだ始まっていません。盤面は GM が START してから見られます。")
     work.board_changed = True
+    work.board_asked = True
 
 
 HANDLERS: dict[type, Handler] = {

@@ -138,14 +138,23 @@ def success_text(session: Session, sub: Submission, work: Working) -> str:
         lines.append("（あなただけに見える結果は、ゲームページの「あなたの手元」にあります）")
     show_board = work.board_changed
     if work.state is not None and work.status == "active" and not work.paused:
-        waiting = [work.seats[i].name for i in impl.waiting_for(work.state)]
-        if waiting and not show_board:
+        seats = impl.waiting_for(work.state)
+        waiting = [work.seats[i].name for i in seats]
+        # Not when the move's own event has just said whose turn it is (work.turn_told).
+        if waiting and not show_board and list(seats) != work.turn_told:
             lines.append("手番待ち: " + "、".join(waiting))
         if game.deadline_at is not None:
             lines.append(f"期限: {format_bbs_time(game.deadline_at)}")
     board: list[str] = []
     if show_board and work.state is not None:
-        board = ["", render_board_summary(impl, impl.view(work.state, None))]
+        # The turn of a week, round or phase gets the compact board; BOARD / 盤面 the full one.
+        summary = render_board_summary(
+            impl,
+            impl.view(work.state, None),
+            compact=not work.board_asked,
+            game_page=f"/games/{game.id}",
+        )
+        board = ["", summary]
         work.board_shown = True
     closing: list[str] = []
     if work.status in ("finished", "aborted") and sub.game.finished_at == sub.now:

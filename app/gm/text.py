@@ -31,5 +31,12 @@ def _summary(kind: str) -> Template:
     return text_environment().get_template(f"games/{kind}/summary.txt.j2")
 
 
-def render_board_summary(impl: GameImpl, view: dict[str, Any]) -> str:
-    return _summary(impl.kind).render(view=view).strip()
+def render_board_summary(
+    impl: GameImpl, view: dict[str, Any], *, compact: bool = False, game_page: str = ""
+) -> str:
+    """The board as text. ``compact``: the board a reply carries when the week, round or
+    phase turns (issue #43) — who leads, what changed, whose turn, the essentials; the long
+    lists (every area, every stock, the whole line) stay on ``game_page``, which the compact
+    board names in one line. BOARD / 盤面 and the game page's own text get the full board."""
+    template = _summary(impl.kind)
+    return template.render(view=view, compact=compact, game_page=game_page).strip()

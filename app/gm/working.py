@@ -73,6 +73,11 @@ class Working:
     adjustments: list[tuple[int, int, str]] = field(default_factory=list)
     log: list[tuple[str, str]] = field(default_factory=list)
     board_changed: bool = False
+    # BOARD / 盤面 was asked: the reply carries the full board, not the compact one of a turn.
+    board_asked: bool = False
+    # The seats the last applied command's own "turn" event named (「次の手番: 花子さん。」):
+    # the reply then says no 手番待ち line for the same seats (issue #43: one line, not two).
+    turn_told: list[int] = field(default_factory=list)
     # Set by success_text: the reply shows the board, and beside it its picture.
     board_shown: bool = False
     deadline_reset: bool = False
@@ -154,6 +159,11 @@ def apply_game_command(
     # One event a line: the first beside the command, each further one on a line of its own.
     public = "\n".join(str(e["text"]) for e in events if e.get("text") and not e.get("private"))
     private = "\n".join(str(e["text"]) for e in events if e.get("text") and e.get("private"))
+    work.turn_told = [
+        e["seat"]
+        for e in events
+        if e.get("type") == "turn" and not e.get("private") and isinstance(e.get("seat"), int)
+    ]
     shown = "（封印）" if sealed else line
     work.public.append(f"✔ {shown}{proxy} → {public}" if public else f"✔ {name}{proxy}: {shown}")
     if private:

@@ -313,7 +313,7 @@ def test_player_who_ended_waits_for_others() -> None:
     state = start(3)
     state, _ = play(state, 0, "END")
     error = rejected(state, 0, "DRAW")
-    assert "すでに終えています" in error.message and "B、C" in error.message
+    assert "第1週をすでに終えた" in error.message and "B、C" in error.message
     assert error.legal == []
     assert game.legal(state, 0) == []
 

@@ -92,6 +92,12 @@ def test_ポピュラス_a_catastrophe_names_the_wrath_paid_and_held() -> None:
     assert "神の怒り4個には足りません" in short and "持っているのは1個" in short
 
 
+def test_ポピュラス_a_step_already_past_is_named_with_what_to_write_next() -> None:
+    state = at("populous", "神の怒りか配置を待つ手番の途中")
+    message = refusal("populous", state, 0, "AREA 1 2")
+    assert message.startswith("エリア選択はもう終わっています(次: ") and "PLACE" in message
+
+
 def test_ポピュラス_a_square_chosen_twice_is_named() -> None:
     state = at("populous", "神の怒りか配置を待つ手番の途中")
     state["players"][0]["res"]["神の怒り"] = 6

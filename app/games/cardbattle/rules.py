@@ -679,8 +679,8 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
     if phase == "deck":
         missing = "、".join(_name(state, s) for s in secret.missing(state["step"]))
         raise RuleError(
-            f"まずデッキを封印します(DECK <通常カード3枚> [MAGIC <魔法>…] を非公開で)。"
-            f"まだの人: {missing}"
+            f"まずデッキを封印します(DECK <通常カード3枚> [MAGIC <魔法>…] を非公開で、"
+            f"まだの人: {missing})。"
         )
     if isinstance(command, Attack):
         if phase != "attack":

@@ -618,9 +618,8 @@ def _check_event(state: State, seat: int, player: Mapping[str, Any], command: Pl
             )
         if player["slots"][command.slot] is None:
             raise RuleError(
-                f"{player['name']}さんの{command.slot}は空です。"
-                "方針転換 は埋まっている役割場のカードを入れ替えます"
-                "(空いている役割場には SET で配置します)。"
+                f"{player['name']}さんの{command.slot}は空なので、方針転換 ではなく SET で"
+                "配置します(方針転換 は埋まっている役割場のカードを入れ替えます)。"
             )
         _check_role_in_stock(player, command.card)
         _check_fits(command.card, command.slot)

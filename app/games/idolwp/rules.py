@@ -659,10 +659,7 @@ def _play_card(state: State, seat: int, command: CardPlay, rng: Rng, events: Eve
     pending = state["pending"]
     if card.timing == "event":
         if pending is None or pending["kind"] != "event":
-            raise RuleError(
-                f"{card.name} はイベントに参加するときに使うカードです。"
-                "イベントの判定の前に使ってください。"
-            )
+            raise RuleError(f"{card.name} はイベントに参加するとき、判定の前に使うカードです。")
     elif pending is not None and pending["kind"] not in ("event", "training"):
         raise RuleError(_pending_message(state))
     elif pending is not None and card.effect in ("event_now", "free_idol"):

@@ -628,6 +628,12 @@ def _step_of(command: GameCommand) -> str:
     return "reveal"
 
 
+def _next_in_parentheses(state: State) -> str:
+    """What the active player may write next, as a refusal's parenthesis ("" when nothing)."""
+    prompt = _prompt(state).removesuffix("。")
+    return f"({prompt})" if prompt else ""
+
+
 def _reach(state: State, target: str, rng: Rng, events: Events) -> bool:
     """Close the optional steps before `target`; refuse a command out of its step. False
     (told as the line's result) when an automatic war fought on the way left no such choice:
@@ -641,11 +647,9 @@ def _reach(state: State, target: str, rng: Rng, events: Events) -> bool:
                 raise RuleError(
                     "神の怒りはワーカー配置の前に1手番1回だけです(もう配置したか、使いました)。"
                 )
-            raise RuleError(
-                f"{STEP_JA[target]}はもう終わっています。今は{STEP_JA[step]}です。{_prompt(state)}"
-            )
+            raise RuleError(f"{STEP_JA[target]}はもう終わっています{_next_in_parentheses(state)}。")
         if step not in OPTIONAL_STEPS:
-            raise RuleError(f"まず{STEP_JA[step]}です。{_prompt(state)}")
+            raise RuleError(f"まず{STEP_JA[step]}です{_next_in_parentheses(state)}。")
         seat = state["turn"]
         newgen = state["t"]["newgen"]
         choice = _next_after_optional(state, seat) == "war"
@@ -659,22 +663,22 @@ def _reach(state: State, target: str, rng: Rng, events: Events) -> bool:
             # The rest of the turn ran by itself: there was no such choice to make.
             if target == "war" and not choice:
                 raise RuleError(
-                    "この手番には戦争/調停の選択がありません(創世エリアに係争マスがないか、"
-                    "手番プレイヤーの駒がない・調停の食料が足りないため戦争は自動です)。"
-                    "手番を終えるには END と書いてください。"
+                    "この手番には戦争/調停の選択がないので、手番を終えるには END と書いてください"
+                    "(創世エリアに係争マスがないか、手番プレイヤーの駒がない・調停の食料が"
+                    "足りないため戦争は自動です)。"
                 )
             if target in ("town", "reveal") and not newgen:
                 raise RuleError(
-                    "決算(TOWN・REVEAL)は世代交代(NEWGEN)をした手番の終わりだけです。"
-                    "手番を終えるには END と書いてください。"
+                    "決算(TOWN・REVEAL)は世代交代(NEWGEN)をした手番の終わりだけです"
+                    "(手番を終えるには END)。"
                 )
             if any(e["type"] == "war" for e in events[mark:]):
                 text = f"{STEP_JA[target]}は戦争のあと自動で済みました"
                 events.append(event("skipped", text + "(選ぶものがありませんでした)。"))
                 return False
             raise RuleError(
-                f"{STEP_JA[target]}は自動で済みました(選ぶものがありませんでした)。"
-                "手番を終えるには END と書いてください。"
+                f"{STEP_JA[target]}は自動で済みました(選ぶものがなかったので、"
+                "手番を終えるには END)。"
             )
     raise AssertionError("the step machine did not reach its target")  # pragma: no cover
 

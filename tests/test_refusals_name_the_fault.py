@@ -117,6 +117,19 @@ def test_ポピュラス_a_discard_names_the_cards_written_against_the_ones_allo
     assert message.startswith("2枚は捨てられません") and "あと1枚" in message
 
 
+def test_ポピュラス_a_discard_of_several_cards_does_not_tell_which_is_not_in_the_hand() -> None:
+    """The hand is secret and DISCARD is answered in the thread: naming the missing one of
+    several written would tell everyone a card of it; one card written may be named."""
+    state = at("populous", "啓示の移動か捨て札を待つ手番の途中")
+    state["t"]["discards"] = 2
+    assert sorted(state["players"][1]["hand"]) == ["労働", "労働", "繁栄"]
+    message = refusal("populous", state, 1, "DISCARD 繁栄 奇跡")
+    assert message.startswith("繁栄 奇跡 のうち手札にないカードがあります")
+    assert "あなたの手元" in message
+    assert refusal("populous", state, 1, "DISCARD 繁栄 繁栄").startswith("繁栄 繁栄 のうち")
+    assert refusal("populous", state, 1, "DISCARD 奇跡").startswith("奇跡 を持っていません")
+
+
 def test_ポピュラス_a_cube_split_names_the_slot_over_6() -> None:
     """CUBES is sealed: its refusal is its author's alone."""
     state = at("populous", "リソースの配分待ち")

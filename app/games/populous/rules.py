@@ -19,6 +19,7 @@ the rule a command breaks.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import combinations_with_replacement, pairwise
 from typing import Any
@@ -1201,6 +1202,12 @@ def _discard(state: State, seat: int, command: Discard, events: Events) -> None:
         )
     if allowed is not None and len(command.kinds) > allowed:
         raise RuleError(f"{len(command.kinds)}枚は捨てられません(捨てられるのはあと{allowed}枚)。")
+    if len(command.kinds) > 1 and Counter(command.kinds) - Counter(player["hand"]):
+        # Which of them is missing would tell the thread a card of a secret hand (docs/gm.md).
+        raise RuleError(
+            f"{' '.join(command.kinds)} のうち手札にないカードがあります(どれかはスレッドでは"
+            "言いません: ゲームページの「あなたの手元」で確かめてください)。"
+        )
     decks.discard(player["hand"], state["discard"], command.kinds)
     if allowed is not None:
         t["discards"] = allowed - len(command.kinds)

@@ -313,7 +313,7 @@ def test_player_who_ended_waits_for_others() -> None:
     state = start(3)
     state, _ = play(state, 0, "END")
     error = rejected(state, 0, "DRAW")
-    assert "すでに終えています" in error.message and "B、C" in error.message
+    assert "第1週をすでに終えた" in error.message and "B、C" in error.message
     assert error.legal == []
     assert game.legal(state, 0) == []
 
@@ -1135,7 +1135,7 @@ def test_event_policy_change_swaps_a_slot_card_without_paying() -> None:
     rig(state, 0, slots={"主演": "役者1"}, roles=["役者6", "脚本家2"], events=["方針転換"])
     legal = [line for line in game.legal(state, 0) if "方針転換" in line]
     assert legal == ["EVENT 方針転換 主演 役者6"]
-    assert "空です" in rejected(state, 0, "EVENT 方針転換 助演 役者6").message
+    assert "助演は空なので" in rejected(state, 0, "EVENT 方針転換 助演 役者6").message
     state, _ = play(state, 0, "EVENT 方針転換 主演 役者6")
     player = state["players"][0]
     assert player["slots"]["主演"] == "役者6" and player["stock"]["役者1"] == 1

@@ -212,7 +212,7 @@ def test_discarding_a_card_not_in_hand_is_refused_and_changes_nothing() -> None:
     discards: list[str] = []
     with pytest.raises(RuleError) as caught:
         discard(hand, discards, ["a", "a"])
-    assert str(caught.value) == "a を持っていません。"
+    assert str(caught.value) == "a を2枚は持っていません。"
     assert (hand, discards) == (["a", "b"], [])
 
 

@@ -109,7 +109,7 @@ def test_reveal_is_refused_while_a_seat_is_missing_and_after_a_reveal() -> None:
     seal(step, 0, "a")
     with pytest.raises(RuleError) as caught:
         reveal(step)
-    assert str(caught.value) == "まだ全員の選択が揃っていないため、公開できません。"
+    assert str(caught.value) == "まだ1人が選んでいないため、公開できません。"
     seal(step, 1, "b")
     reveal(step)
     with pytest.raises(RuleError):

@@ -440,8 +440,8 @@ def test_wrath_is_capped_at_6() -> None:
 
 def test_catastrophe_with_2_is_refused() -> None:
     state = go(situation(0, res={WRATH: 6}), 0, "AREA 2 4")
-    assert "2個以下は不可" in refused(state, 0, "WRATH 2 RING 海")
-    assert "2個以下は不可" in refused(state, 0, "WRATH 1 RING 海")
+    assert "神の怒り2個ではできません(3個以上" in refused(state, 0, "WRATH 2 RING 海")
+    assert "神の怒り1個ではできません(3個以上" in refused(state, 0, "WRATH 1 RING 海")
     assert not any(line.startswith(("WRATH 1", "WRATH 2")) for line in game.legal(state, 0))
     short = go(situation(0, res={WRATH: 3}), 0, "AREA 2 4")
     assert "足りません" in refused(short, 0, "WRATH 4 SQUARE 24a RING 海")

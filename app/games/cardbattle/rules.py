@@ -214,8 +214,8 @@ def check_deck(state: State, seat: int, command: Deck) -> list[CardSpec]:
     twice = next((name for name in command.cards if command.cards.count(name) > 1), None)
     if twice is not None:
         raise RuleError(
-            f"{twice} が2枚あります。コレクションには同じカードは1枚なので、デッキの3枚は"
-            "別々のカードです(R 規定枚数)。"
+            f"{twice} が2枚あります(コレクションに同じカードは1枚なので、デッキの3枚は"
+            "別々のカードです)。"
         )
     holding = held(state, seat)
     missing = [
@@ -224,25 +224,30 @@ def check_deck(state: State, seat: int, command: Deck) -> list[CardSpec]:
     if missing:
         raise RuleError(
             f"{'、'.join(missing)} はあなたのコレクションにありません(デッキは持っているカード"
-            "から組みます。R 規定枚数)。"
+            "から組みます)。"
         )
     cards = [spec(state, name) for name in command.cards]
     magic = [spec(state, name) for name in command.magic]
     wrong = [card.name for card in cards if card.kind != "normal"]
     if wrong:
         raise RuleError(
-            f"{'、'.join(wrong)} はマジックカードです。デッキの3枚は通常カードです(R デッキ)。"
+            f"{'、'.join(wrong)} はマジックカードなので、デッキの3枚には入りません"
+            "(3枚は通常カード、マジックカードは MAGIC の後に書きます)。"
         )
     wrong = [card.name for card in magic if card.kind != "magic"]
     if wrong:
-        raise RuleError(f"{'、'.join(wrong)} は通常カードです。MAGIC の後はマジックカードです。")
-    if len(set(command.magic)) != len(command.magic):
-        raise RuleError("同じマジックカードは1枚までです(一枚毎に1回)。")
+        raise RuleError(
+            f"{'、'.join(wrong)} は通常カードなので、MAGIC の後には書けません"
+            "(MAGIC の後はマジックカード)。"
+        )
+    again = next((name for name in command.magic if command.magic.count(name) > 1), None)
+    if again is not None:
+        raise RuleError(f"{again} が2枚あります(同じマジックカードは1枚まで、一枚毎に1回)。")
     cost = sum(card.cost for card in cards)
     if cost > INITIAL_COST:
         raise RuleError(
             f"デッキコストが {cost} で、初期コスト {INITIAL_COST} を超えています"
-            "(総コストが1000を超えると負けるため、超えるデッキは受け付けません)。"
+            f"(総コストが{INITIAL_COST}を超えると負けるため、超えるデッキは受け付けません)。"
         )
     return cards
 
@@ -514,8 +519,12 @@ def _attack(state: State, seat: int, command: Attack, events: Events) -> None:
     other_seat = 1 - seat
     other = state["players"][other_seat]
     attackers = [a - 1 for a, _ in command.pairs]
-    if len(set(attackers)) != len(attackers):
-        raise RuleError("1枚の通常カードが攻撃できるのは手番に1回です。")
+    twice = next((a for a in attackers if attackers.count(a) > 1), None)
+    if twice is not None:
+        raise RuleError(
+            f"{twice + 1}番 {own['field'][twice]['name']} を2回攻撃させています"
+            "(1枚の通常カードが攻撃できるのは手番に1回)。"
+        )
     for number, target in command.pairs:
         card = own["field"][number - 1]
         if card["state"] != "active":
@@ -670,8 +679,8 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
     if phase == "deck":
         missing = "、".join(_name(state, s) for s in secret.missing(state["step"]))
         raise RuleError(
-            f"まずデッキを封印します(DECK <通常カード3枚> [MAGIC <魔法>…] を非公開で)。"
-            f"まだの人: {missing}"
+            f"まずデッキを封印します(DECK <通常カード3枚> [MAGIC <魔法>…] を非公開で、"
+            f"まだの人: {missing})。"
         )
     if isinstance(command, Attack):
         if phase != "attack":

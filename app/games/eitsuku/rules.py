@@ -382,20 +382,17 @@ def _check_turn(state: State, seat: int, command: GameCommand) -> dict[str, Any]
         raise RuleError(
             f"{name}さんは第{player['released_week']}週に公開を宣言したので、もう行動できません"
             "(ルールブック「宣言を行った場合、次の週より行動することはできない」)。"
-            "ほかのプレイヤーが終わるのを待ってください。"
         )
     if player["done"]:
         waiting = waiting_for(state)
         raise RuleError(
-            f"{name}さんは第{state['week']}週をすでに終えています。"
-            f"ほかのプレイヤー({_names(state, waiting)})が週を終えるのを待っています"
-            "(ルールブック「すべてのプレイヤーのエンドフェイズが終了したらそのターンを終了する」)。"
+            f"{name}さんは第{state['week']}週をすでに終えたので、"
+            f"ほかのプレイヤー({_names(state, waiting)})が週を終えるのを待っています。"
         )
     if player["pending_choices"] and not isinstance(command, Choose):
         raise RuleError(
-            f"{name}さんはゲーム開始時のダイスで 6 が出た役割カードの山をまだ選んでいません。"
-            f"先に CHOOSE <山>({'・'.join(ROLE_DECKS)})を書いてください"
-            "(6 の山は好きに選べます。最初の週のほかの命令より前に選びます)。"
+            f"{name}さんはゲーム開始時のダイスで 6 が出た役割カードの山をまだ選んでいないので、"
+            f"先に CHOOSE <山>({'・'.join(ROLE_DECKS)})を書いてください。"
         )
     phase = _phase_of(command)
     if phase is not None and PHASE_RANK[phase] < PHASE_RANK[player["phase"]]:
@@ -413,17 +410,15 @@ def _check_payment(
     """The budget cards to flip (BUY) or discard (SET): given ones checked, or the bot's choice."""
     available = _face_up_budget(player)
     limit = _budget_left(player)
-    rule = (
-        "R 2−2 セットフェイズ「『裏返し』にしたものと『捨て札場』を合わせて5枚までとし、"
-        "『裏返し』にされた【予算カード】はコストとして『捨て札場』に移動させることはできない」"
-    )
+    # R 2−2 セットフェイズ「『裏返し』にしたものと『捨て札場』を合わせて5枚までとし、
+    # 『裏返し』にされた【予算カード】はコストとして『捨て札場』に移動させることはできない」
     if cards is None:
         chosen = auto_flip(available, cost, limit) if flip else auto_pay(available, cost, limit)
         if chosen is None:
             raise RuleError(
-                f"{what}のコスト {cost} を払えません。"
-                f"表向きの予算カードは {format_cards(available)}(裏返したカードは使えません)、"
-                f"今週使える予算カードはあと {limit} 枚です({rule})。"
+                f"{what}のコスト {cost} を払えません(表向きの予算カード: "
+                f"{format_cards(available)}、1週に{BUDGET_CARDS_PER_WEEK}枚までで"
+                f"今週はあと {limit} 枚)。"
             )
         return chosen
     given = Counter(cards)
@@ -431,12 +426,12 @@ def _check_payment(
         if count > available[card]:
             raise RuleError(
                 f"ストックに表向きの{card}は {available[card]} 枚しかありません"
-                f"(表向きの予算カード: {format_cards(available)}、{rule})。"
+                f"(表向きの予算カード: {format_cards(available)}、裏返したカードは使えません)。"
             )
     if len(cards) > limit:
         raise RuleError(
-            f"予算カードは1週に5枚までしか使えません。"
-            f"今週はすでに {player['budget_used']} 枚使っているので、あと {limit} 枚です({rule})。"
+            f"予算カード {len(cards)} 枚は使えません(1週に{BUDGET_CARDS_PER_WEEK}枚まで、"
+            f"今週はすでに {player['budget_used']} 枚使ったので、あと {limit} 枚)。"
         )
     value = sum(BUDGET_VALUE[card] for card in cards)
     if value < cost:
@@ -445,9 +440,12 @@ def _check_payment(
         )
     if cards and value - min(BUDGET_VALUE[card] for card in cards) >= cost:
         raise RuleError(
-            f"{what}のコスト {cost} に対して余分なカードがあります({' '.join(cards)} = {value})。"
-            "どのカードを除いても足りなくなるように選んでください"
-            + ("(コスト 0 なら何も書きません)。" if cost == 0 else "。")
+            f"{what}のコスト {cost} に {' '.join(cards)}(計 {value})では余分なカードがあります"
+            + (
+                "(コスト 0 なら何も書きません)。"
+                if cost == 0
+                else "(どの1枚を除いても足りなくなるように選びます)。"
+            )
         )
     return {card: given[card] for card in BUDGET_CARDS if given[card]}
 
@@ -557,7 +555,9 @@ def _check_event(state: State, seat: int, player: Mapping[str, Any], command: Pl
     name = command.name
     card = EVENTS.get(name)
     if card is None:
-        raise RuleError(f"{name} というイベントカードはありません。")
+        raise RuleError(
+            f"{name} というイベントカードはありません(イベントカード: {'、'.join(EVENT_NAMES)})。"
+        )
     if player["stock"].get(name, 0) <= 0:
         held = _event_cards_in(player["stock"])
         raise RuleError(
@@ -586,12 +586,15 @@ def _check_event(state: State, seat: int, player: Mapping[str, Any], command: Pl
     if name == PROMOTER:
         assert command.number is not None
         if not 1 <= command.number <= PROMOTER_MAX:
-            raise RuleError(f"プロモーターの介入 で宣言できる数字は 1〜{PROMOTER_MAX} です。")
+            raise RuleError(
+                f"プロモーターの介入 で {command.number} は宣言できません"
+                f"(宣言できる数字は 1〜{PROMOTER_MAX})。"
+            )
         if promoter_funds(state["piles"], command.number) is None:
             raise RuleError(
                 f"予算の山(予算・小 {state['piles'][SMALL]}、予算・中 {state['piles'][MEDIUM]}、"
                 f"予算・大 {state['piles'][LARGE]})からは ちょうど {command.number} の予算を"
-                "用意できません(house rule: プロモーターの介入)。"
+                "用意できません。"
             )
     elif name == NEW_CHANCE:
         assert command.card is not None
@@ -610,15 +613,21 @@ def _check_event(state: State, seat: int, player: Mapping[str, Any], command: Pl
     elif name == POLICY_CHANGE:
         assert command.slot is not None and command.card is not None
         if command.slot not in SLOTS:
-            raise RuleError(f"{command.slot} という役割場はありません。")
+            raise RuleError(
+                f"{command.slot} という役割場はありません(役割場: {'・'.join(SLOTS)})。"
+            )
         if player["slots"][command.slot] is None:
             raise RuleError(
-                f"{player['name']}さんの{command.slot}は空です。"
-                "方針転換 は埋まっている役割場のカードを入れ替えます"
-                "(空いている役割場には SET で配置します)。"
+                f"{player['name']}さんの{command.slot}は空なので、方針転換 ではなく SET で"
+                "配置します(方針転換 は埋まっている役割場のカードを入れ替えます)。"
             )
         _check_role_in_stock(player, command.card)
         _check_fits(command.card, command.slot)
+
+
+def _decks_left(state: State) -> str:
+    """The role decks with cards left, for a refusal: a deck's size is public, its cards not."""
+    return "・".join(deck for deck in ROLE_DECKS if state["decks"][deck]) or "なし"
 
 
 def _check_strike_target(state: State, seat: int, target: str | None) -> int:
@@ -646,9 +655,12 @@ def check(state: State, seat: int, command: GameCommand) -> dict[str, int] | Non
                 "(CHOOSE はゲーム開始時のダイスで 6 が出たときだけ使います)。"
             )
         if command.deck not in ROLE_DECKS:
-            raise RuleError(f"{command.deck} という山はありません。")
+            raise RuleError(f"{command.deck} という山はありません(山: {'・'.join(ROLE_DECKS)})。")
         if not state["decks"][command.deck]:
-            raise RuleError(f"{command.deck}の山は残っていません。ほかの山を選んでください。")
+            raise RuleError(
+                f"{command.deck}の山は残っていないので、ほかの山を選んでください"
+                f"(残っている山: {_decks_left(state)})。"
+            )
         return None
     if isinstance(command, PlayEvent):
         _check_event(state, seat, player, command)
@@ -657,12 +669,19 @@ def check(state: State, seat: int, command: GameCommand) -> dict[str, int] | Non
         _check_scout_action(player)
         if isinstance(command, Scout):
             if command.deck not in ROLE_DECKS:
-                raise RuleError(f"{command.deck} という山はありません。")
+                raise RuleError(
+                    f"{command.deck} という山はありません(山: {'・'.join(ROLE_DECKS)})。"
+                )
             if not state["decks"][command.deck]:
-                raise RuleError(f"{command.deck}の山はもう残っていません。")
+                raise RuleError(
+                    f"{command.deck}の山はもう残っていません(残っている山: {_decks_left(state)})。"
+                )
             return None
         if command.card not in BUDGET_CARDS:
-            raise RuleError(f"{command.card} という予算カードはありません。")
+            raise RuleError(
+                f"{command.card} という予算カードはありません"
+                f"(予算カード: {'・'.join(BUDGET_CARDS)})。"
+            )
         if state["piles"][command.card] <= 0:
             raise RuleError(f"{command.card}の山はもう残っていません。")
         cost = buy_cost(player, command.card)
@@ -675,11 +694,12 @@ def check(state: State, seat: int, command: GameCommand) -> dict[str, int] | Non
             return None
         if player["set_blocked"]:
             raise RuleError(
-                f"{name}さんはストライキのため今週は役割カードを配置できません"
-                "(house rule: ストライキ)。DRAW はできます。"
+                f"{name}さんはストライキのため今週は役割カードを配置できません(DRAW はできます)。"
             )
         if command.slot not in SLOTS:
-            raise RuleError(f"{command.slot} という役割場はありません。")
+            raise RuleError(
+                f"{command.slot} という役割場はありません(役割場: {'・'.join(SLOTS)})。"
+            )
         _check_role_in_stock(player, command.card)
         _check_fits(command.card, command.slot)
         occupant = player["slots"][command.slot]
@@ -701,7 +721,7 @@ def check(state: State, seat: int, command: GameCommand) -> dict[str, int] | Non
         return None
     if isinstance(command, End):
         return None
-    raise RuleError(f"{command!r} はえいつくの命令ではありません。")
+    raise RuleError(f"{command.canonical()} はえいつくの命令ではありません。")
 
 
 # --------------------------------------------------------------------------- running
@@ -791,7 +811,7 @@ def shuffle(state: State, command: Shuffle, rng: Rng) -> Events:
     no card; deck sizes, the one thing shown of a deck, do not change. Always allowed while
     the game runs, so a kept SHUFFLE replays wherever an UNDO leaves it in the log."""
     if command.deck not in state["decks"]:
-        raise RuleError(f"{command.deck} という山はありません。")
+        raise RuleError(f"{command.deck} という山はありません(山: {'・'.join(state['decks'])})。")
     rng.shuffle(state["decks"][command.deck])
     return [event("shuffle", f"GM が{command.deck}の山を切り直しました。", deck=command.deck)]
 

@@ -284,7 +284,10 @@ def _set_idols(state: State, chosen: Mapping[str, list[str]]) -> None:
                 raise RuleError(f"オプション idols で {idol} が2人に選ばれています。")
             taken.add(idol)
         if len(idols) != 2:
-            raise RuleError(f"オプション idols: {player['name']}さんのアイドルは2人です。")
+            raise RuleError(
+                f"オプション idols: {player['name']}さんのアイドルは2人です"
+                f"({len(idols)}人書かれています)。"
+            )
         player["idols"] = list(idols)
 
 
@@ -656,10 +659,7 @@ def _play_card(state: State, seat: int, command: CardPlay, rng: Rng, events: Eve
     pending = state["pending"]
     if card.timing == "event":
         if pending is None or pending["kind"] != "event":
-            raise RuleError(
-                f"{card.name} はイベントに参加するときに使うカードです。"
-                "イベントの判定の前に使ってください。"
-            )
+            raise RuleError(f"{card.name} はイベントに参加するとき、判定の前に使うカードです。")
     elif pending is not None and pending["kind"] not in ("event", "training"):
         raise RuleError(_pending_message(state))
     elif pending is not None and card.effect in ("event_now", "free_idol"):
@@ -787,7 +787,9 @@ def _resolve_space(
     name = player["name"]
     if command.money:
         if space.type in ("start", "goal"):
-            raise RuleError("マニーでイベントに参加できるのはスタートとゴール以外のマスだけです。")
+            raise RuleError(
+                f"{space.id} ではマニーでイベントに参加できません(スタートとゴール以外のマスだけ)。"
+            )
         if state["phase"] != "play":
             raise RuleError("イベントはもう終わっています。")
         if player["money"] < 1:
@@ -841,7 +843,7 @@ def _resolve_space(
     elif space.type == "event":
         state["pending"] = {"kind": "event", "seat": seat, "by": "space"}
     if command.vo and space.type != "lesson":
-        raise RuleError("VO はレッスンのマスに動かすときだけ書けます。")
+        raise RuleError(f"{space.id} はレッスンのマスではないので VO は書けません。")
     pending = state["pending"]
     if command.event is not None:
         if pending is None or pending["kind"] != "event":

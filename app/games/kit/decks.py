@@ -183,7 +183,8 @@ def remove_cards(source: list[C], cards: Iterable[C]) -> None:
     """Take `cards` out of `source` (a hand), one occurrence per card listed.
 
     All or nothing: when `source` lacks any of them (counting copies) it raises a `RuleError`
-    naming the card, and `source` is unchanged, so a refused command leaves no half-done move.
+    naming the card (and the copies asked for, when more than one), and `source` is unchanged,
+    so a refused command leaves no half-done move.
     """
     wanted = list(cards)
     remaining = list(source)
@@ -191,7 +192,10 @@ def remove_cards(source: list[C], cards: Iterable[C]) -> None:
         try:
             remaining.remove(card)
         except ValueError:
-            raise RuleError(f"{card} を持っていません。") from None
+            # Name the copies asked for: "a を持っていません" to a player holding one a misleads.
+            asked = wanted.count(card)
+            copies = "" if asked == 1 else f"{asked}枚は"
+            raise RuleError(f"{card} を{copies}持っていません。") from None
     source[:] = remaining
 
 

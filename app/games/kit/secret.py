@@ -117,7 +117,7 @@ def reveal(step: Step) -> dict[int, Any]:
     if step["revealed"]:
         raise RuleError("この選択はもう公開されています。")
     if step["waiting"]:
-        raise RuleError("まだ全員の選択が揃っていないため、公開できません。")
+        raise RuleError(f"まだ{len(step['waiting'])}人が選んでいないため、公開できません。")
     step["revealed"] = True
     return {seat: step["sealed"][str(seat)] for seat in seats(step)}
 

@@ -19,6 +19,7 @@ the rule a command breaks.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import combinations_with_replacement, pairwise
 from typing import Any
@@ -67,6 +68,7 @@ MIN_PLAYERS = 3
 MAX_PLAYERS = 5
 ROUNDS = 12
 RESOURCE_CAP = 6  # R: each resource slot holds at most 6 (神の怒り too)
+CUBE_SLOTS = ("情熱", "食料", "信仰")  # CUBES' order
 WRATH = "神の怒り"
 START_CUBES = 7
 WORKERS = 10
@@ -415,7 +417,8 @@ def _race(state: State, seat: int, command: Race, events: Events) -> None:
         raise RuleError(f"種族「{command.name}」はありません(選べるのは {'、'.join(races)})。")
     taken = {p["race"] for p in state["players"]}
     if command.name in taken:
-        raise RuleError(f"{command.name}はもう選ばれています。")
+        left = [name for name in races if name not in taken]
+        raise RuleError(f"{command.name}はもう選ばれています(残りの種族: {'、'.join(left)})。")
     race = races[command.name]
     player = state["players"][seat]
     player["race"] = race.name
@@ -502,8 +505,14 @@ def _cubes(state: State, seat: int, command: Cubes, events: Events) -> None:
     values = (command.passion, command.food, command.faith)
     if sum(values) != START_CUBES:
         raise RuleError(f"キューブは合計{START_CUBES}個を配分します(今は{sum(values)}個)。")
-    if max(values) > RESOURCE_CAP:
-        raise RuleError(f"1つの置き場には{RESOURCE_CAP}個までしか置けません。")
+    over = [
+        (where, count)
+        for where, count in zip(CUBE_SLOTS, values, strict=True)
+        if count > RESOURCE_CAP
+    ]
+    if over:
+        where, count = over[0]
+        raise RuleError(f"{where}に{count}個は置けません(1つの置き場には{RESOURCE_CAP}個まで)。")
     step = state["secret"]
     secret.seal(step, seat, list(values))
     events.append(private_event("cubes", f"配分: {command.canonical()[6:]}", seat))
@@ -620,6 +629,12 @@ def _step_of(command: GameCommand) -> str:
     return "reveal"
 
 
+def _next_in_parentheses(state: State) -> str:
+    """What the active player may write next, as a refusal's parenthesis ("" when nothing)."""
+    prompt = _prompt(state).removesuffix("。")
+    return f"({prompt})" if prompt else ""
+
+
 def _reach(state: State, target: str, rng: Rng, events: Events) -> bool:
     """Close the optional steps before `target`; refuse a command out of its step. False
     (told as the line's result) when an automatic war fought on the way left no such choice:
@@ -633,11 +648,9 @@ def _reach(state: State, target: str, rng: Rng, events: Events) -> bool:
                 raise RuleError(
                     "神の怒りはワーカー配置の前に1手番1回だけです(もう配置したか、使いました)。"
                 )
-            raise RuleError(
-                f"{STEP_JA[target]}はもう終わっています。今は{STEP_JA[step]}です。{_prompt(state)}"
-            )
+            raise RuleError(f"{STEP_JA[target]}はもう終わっています{_next_in_parentheses(state)}。")
         if step not in OPTIONAL_STEPS:
-            raise RuleError(f"まず{STEP_JA[step]}です。{_prompt(state)}")
+            raise RuleError(f"まず{STEP_JA[step]}です{_next_in_parentheses(state)}。")
         seat = state["turn"]
         newgen = state["t"]["newgen"]
         choice = _next_after_optional(state, seat) == "war"
@@ -651,22 +664,22 @@ def _reach(state: State, target: str, rng: Rng, events: Events) -> bool:
             # The rest of the turn ran by itself: there was no such choice to make.
             if target == "war" and not choice:
                 raise RuleError(
-                    "この手番には戦争/調停の選択がありません(創世エリアに係争マスがないか、"
-                    "手番プレイヤーの駒がない・調停の食料が足りないため戦争は自動です)。"
-                    "手番を終えるには END と書いてください。"
+                    "この手番には戦争/調停の選択がないので、手番を終えるには END と書いてください"
+                    "(創世エリアに係争マスがないか、手番プレイヤーの駒がない・調停の食料が"
+                    "足りないため戦争は自動です)。"
                 )
             if target in ("town", "reveal") and not newgen:
                 raise RuleError(
-                    "決算(TOWN・REVEAL)は世代交代(NEWGEN)をした手番の終わりだけです。"
-                    "手番を終えるには END と書いてください。"
+                    "決算(TOWN・REVEAL)は世代交代(NEWGEN)をした手番の終わりだけです"
+                    "(手番を終えるには END)。"
                 )
             if any(e["type"] == "war" for e in events[mark:]):
                 text = f"{STEP_JA[target]}は戦争のあと自動で済みました"
                 events.append(event("skipped", text + "(選ぶものがありませんでした)。"))
                 return False
             raise RuleError(
-                f"{STEP_JA[target]}は自動で済みました(選ぶものがありませんでした)。"
-                "手番を終えるには END と書いてください。"
+                f"{STEP_JA[target]}は自動で済みました(選ぶものがなかったので、"
+                "手番を終えるには END)。"
             )
     raise AssertionError("the step machine did not reach its target")  # pragma: no cover
 
@@ -842,7 +855,7 @@ def _wrath_buy(state: State, seat: int, events: Events) -> None:
             f"神の怒りを得るには信仰{cost}個が要ります(持っているのは{res['信仰']}個)。"
         )
     if res[WRATH] >= RESOURCE_CAP:
-        raise RuleError("神の怒りはもう6個です(置き場は6個まで)。")
+        raise RuleError(f"神の怒りはもう{res[WRATH]}個です(置き場は{RESOURCE_CAP}個まで)。")
     res["信仰"] -= cost
     res[WRATH] += 1
     events.append(
@@ -864,24 +877,37 @@ def _catastrophe(state: State, seat: int, command: Catastrophe, rng: Rng, events
     res = player["res"]
     paid = command.paid
     if paid < 3:
-        raise RuleError("天変地異には神の怒りを3個以上支払います(2個以下は不可)。")
+        raise RuleError(f"天変地異は神の怒り{paid}個ではできません(3個以上支払います)。")
     if res[WRATH] < paid:
-        raise RuleError(f"神の怒りが足りません(持っているのは{res[WRATH]}個)。")
+        raise RuleError(f"神の怒り{paid}個には足りません(持っているのは{res[WRATH]}個)。")
     area = state["t"]["area"]
     squares = area_squares(area)
     for square in command.squares:
         if square not in squares:
-            raise RuleError(f"{square}は創世エリア {area} のマスではありません。")
-    if len(set(command.squares)) != len(command.squares):
-        raise RuleError("同じマスを2回選んでいます。")
+            raise RuleError(
+                f"{square}は創世エリア {area} のマスではありません(マス: {'・'.join(squares)})。"
+            )
+    twice = next((sq for sq in command.squares if command.squares.count(sq) > 1), None)
+    if twice is not None:
+        raise RuleError(f"{twice}を2回選んでいます(マスは別々に選びます)。")
+    chosen = len(command.squares)
     if paid == 3 and command.squares:
-        raise RuleError("神の怒り3個ではマスを選べません(サイコロで決まります)。")
-    if paid == 4 and len(command.squares) != 1:
-        raise RuleError("神の怒り4個ではマスを1つ選びます(WRATH 4 SQUARE 24b RING …)。")
-    if paid >= 5 and not 1 <= len(command.squares) <= 2:
-        raise RuleError("神の怒り5個以上ではマスを1つか2つ選びます。")
+        raise RuleError(
+            f"神の怒り3個ではマスを選べません(サイコロで決まります。選んだマス: "
+            f"{'・'.join(command.squares)})。"
+        )
+    if paid == 4 and chosen != 1:
+        raise RuleError(
+            f"神の怒り4個ではマスを1つ選びます(選んだのは{chosen}マス。"
+            "例: WRATH 4 SQUARE 24b RING …)。"
+        )
+    if paid >= 5 and not 1 <= chosen <= 2:
+        raise RuleError(f"神の怒り{paid}個ではマスを1つか2つ選びます(選んだのは{chosen}マス)。")
     if command.ring not in rings_available(state):
-        raise RuleError(f"{command.ring}の地形リングはもう残っていません。")
+        raise RuleError(
+            f"{command.ring}の地形リングはもう残っていません"
+            f"(使えるのは {'・'.join(rings_available(state)) or 'なし'})。"
+        )
     res[WRATH] -= paid
     if paid == 3:
         face = rng.randint(1, 6)
@@ -953,9 +979,14 @@ def _place(state: State, seat: int, command: Place, events: Events) -> None:
                 f"(置けるのは {'・'.join(squares)})。"
             )
     if len(command.squares) > len(EXTRA_COST):
-        raise RuleError("追加のワーカーは3個までです(1個目と合わせて4個まで)。")
+        raise RuleError(
+            f"ワーカー{len(command.squares)}個は置けません(追加のワーカーは"
+            f"{len(EXTRA_COST) - 1}個まで、1個目と合わせて{len(EXTRA_COST)}個まで)。"
+        )
     if len(command.squares) > player["workers"]:
-        raise RuleError(f"手元のワーカーは{player['workers']}個です。")
+        raise RuleError(
+            f"ワーカー{len(command.squares)}個は置けません(手元のワーカーは{player['workers']}個)。"
+        )
     cost = placement_cost(state, seat, command.squares)
     if cost > player["res"]["食料"]:
         raise RuleError(
@@ -1170,7 +1201,13 @@ def _discard(state: State, seat: int, command: Discard, events: Events) -> None:
             "今は手札を捨てられません(繁栄のアクション1回につき1枚、世代交代の後は好きなだけ)。"
         )
     if allowed is not None and len(command.kinds) > allowed:
-        raise RuleError(f"捨てられるのはあと{allowed}枚です。")
+        raise RuleError(f"{len(command.kinds)}枚は捨てられません(捨てられるのはあと{allowed}枚)。")
+    if len(command.kinds) > 1 and Counter(command.kinds) - Counter(player["hand"]):
+        # Which of them is missing would tell the thread a card of a secret hand (docs/gm.md).
+        raise RuleError(
+            f"{' '.join(command.kinds)} のうち手札にないカードがあります(どれかはスレッドでは"
+            "言いません: ゲームページの「あなたの手元」で確かめてください)。"
+        )
     decks.discard(player["hand"], state["discard"], command.kinds)
     if allowed is not None:
         t["discards"] = allowed - len(command.kinds)

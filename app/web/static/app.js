@@ -68,6 +68,7 @@
 
 // Legal command buttons: add the line to the post form's textarea (a sealed line: to the
 // sealed form's).
+var SEAL_KEY = "bbsgm.seal.";
 (function () {
   "use strict";
   document.addEventListener("click", function (event) {
@@ -76,9 +77,13 @@
     var sealed = button.getAttribute("data-target") === "sealed";
     var area = document.querySelector(sealed ? "#sealed textarea[name=body]" : "#reply textarea[name=body]");
     if (!area) {
-      // The thread page has no sealed form: the game page has it.
+      // The thread page has no sealed form: the game page has it, and finds the tapped line
+      // there (kept for this tab only), so a newcomer need not tap it a second time.
       var panel = button.closest("[data-game]");
-      if (sealed && panel) window.location.href = "/games/" + panel.getAttribute("data-game") + "#sealed";
+      if (!sealed || !panel) return;
+      var game = panel.getAttribute("data-game");
+      try { window.sessionStorage.setItem(SEAL_KEY + game, button.getAttribute("data-line")); } catch (e) { /* off */ }
+      window.location.href = "/games/" + game + "#sealed";
       return;
     }
     addLine(area, button.getAttribute("data-line"));
@@ -276,8 +281,62 @@ function addLine(area, line) {
     var saved = null;
     try { saved = store.getItem(key); } catch (e) { saved = null; }
     if (saved && !fold.querySelector(".form-error, .preview")) fold.open = saved === "open";
+    // Only a change is remembered: Chromium also fires "toggle" for a fold the page rendered
+    // open, which would otherwise store every fold the server opened as the player's choice.
+    var was = fold.open;
     fold.addEventListener("toggle", function () {
+      if (fold.open === was) return;
+      was = fold.open;
       try { store.setItem(key, fold.open ? "open" : "closed"); } catch (e) { /* full or off */ }
     });
   });
+})();
+
+// A sealed line tapped on the thread page (above) arrives in the game page's sealed form.
+(function () {
+  "use strict";
+  var panel = document.querySelector("#game[data-game]");
+  var area = document.querySelector("#sealed textarea[name=body]");
+  if (!panel || !area) return;
+  var key = SEAL_KEY + panel.getAttribute("data-game");
+  var line = null;
+  try { line = window.sessionStorage.getItem(key); window.sessionStorage.removeItem(key); } catch (e) { line = null; }
+  if (line) addLine(area, line);
+})();
+
+// After a post (or a sealed command taken) from the game page, the answer is the page at
+// #thread-latest (#sealed): the newest post (the bot's answer) is shown, not the oldest of the
+// recent ones or the dock's form, and on a phone above the dock that covers the bottom of the
+// screen — its end when it fits, else its start. A refused sealed command is no redirect.
+(function () {
+  "use strict";
+  var section = document.getElementById("thread-latest");
+  var dock = document.getElementById("turn");
+  var landing = window.location.hash;
+  if (!section || !dock || (landing !== "#thread-latest" && landing !== "#sealed")) return;
+  if (dock.querySelector(".form-error")) return;
+  function show() {
+    var posts = section.querySelectorAll("article.post");
+    var newest = posts[posts.length - 1];
+    if (!newest || window.location.hash !== landing) return;
+    var bar = document.querySelector(".game-jump");
+    var top = bar ? bar.getBoundingClientRect().bottom : 0;
+    var bottom = Math.min(dock.getBoundingClientRect().top, window.innerHeight);
+    var box = newest.getBoundingClientRect();
+    window.scrollBy(0, box.height > bottom - top ? box.top - top : box.bottom - bottom + 4);
+  }
+  // After the board's picture has taken its room and the browser has gone to the fragment;
+  // again while the posts' own (lazy) board pictures load and push the newest one down,
+  // until the reader scrolls or taps themselves.
+  var reader = false;
+  ["wheel", "touchstart", "pointerdown", "keydown"].forEach(function (name) {
+    window.addEventListener(name, function () { reader = true; }, { once: true, passive: true });
+  });
+  function start() {
+    window.requestAnimationFrame(show);
+    if (!window.ResizeObserver) return;
+    new ResizeObserver(function () { if (!reader) show(); }).observe(section);
+  }
+  if (document.readyState === "complete") start();
+  else window.addEventListener("load", start);
 })();

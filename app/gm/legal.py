@@ -14,6 +14,17 @@ def is_gm(game: Game, user: User | None) -> bool:
     return user is not None and game.gm_id == user.id
 
 
+def reads_as_gm(game: Game, user: User | None) -> bool:
+    """Whether ``user`` reads a running game as its GM — every hand, every sealed line. Only
+    a GM who does not play: a GM who holds a seat (not KICKed) reads as that seat until the
+    game is over, as every player does (otherwise a person who makes a table with bots, and
+    so is its GM, would read the bots' hands while playing against them)."""
+    if not is_gm(game, user):
+        return False
+    assert user is not None
+    return not any(p.user_id == user.id and not p.kicked for p in game.players)
+
+
 def _actor_of(game: Game, user: User | None) -> tuple[Actor | None, int | None, bool]:
     """(who the user acts as: their seat or "gm" or None, their seat, whether they are GM);
     a kicked seat acts as nobody."""

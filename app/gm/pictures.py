@@ -18,7 +18,7 @@ from app.errors import Forbidden, Invalid, Unauthorized
 from app.games import svg
 from app.games.base import State, Viewer
 from app.gm import replay
-from app.gm.service import game_impl, is_gm, seat_of
+from app.gm.service import game_impl, reads_as_gm, seat_of
 from app.i18n import N_
 
 __all__ = ["board_picture", "recruiting_picture"]
@@ -53,7 +53,7 @@ def board_picture(
 def _own_viewer(game: Game, user: User | None) -> Viewer:
     if user is None:
         raise Unauthorized(LOGIN_FOR_OWN)
-    if is_gm(game, user):
+    if reads_as_gm(game, user):
         return "gm"
     seat = seat_of(game, user)
     if seat is None:

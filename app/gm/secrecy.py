@@ -5,7 +5,8 @@ applied sealed — through the sealed form, or by the bot for any seat (a KICKed
 its deadline, a bot's seat) because ``needs_seal`` wanted it sealed. How it reached the game
 does not matter: a bot's sealed ``PICK`` is as secret as a player's.
 
-A secret move's text may be read by the GM and by the player of the move's seat (the seat, not
+A secret move's text may be read by the GM who does not play (a GM who holds a seat reads as
+that seat: ``legal.reads_as_gm``) and by the player of the move's seat (the seat, not
 whoever sent it: a KICKed seat is nobody's, as ``service.seat_of`` says), and by everyone once the
 game is over (finished or aborted: the closing post's epilogue publishes every sealed line).
 Everyone else reads ``（封印）``. Every surface that shows a move's text asks here: the moves API,
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.db.models import Game, Move, User
-from app.gm.legal import is_gm
+from app.gm.legal import reads_as_gm
 
 SEALED = "（封印）"
 OVER = ("finished", "aborted")
@@ -47,7 +48,7 @@ class Reader:
 
 def reader(game: Game, user: User | None) -> Reader:
     """``user`` reading ``game`` now (None: anyone — a page without login, an off-site payload)."""
-    if game.status in OVER or is_gm(game, user):
+    if game.status in OVER or reads_as_gm(game, user):
         return Reader(everything=True, seat=None)
     return Reader(everything=False, seat=_seat_of(game, user))
 

@@ -18,13 +18,13 @@ from app.games.base import Game as GameImpl
 from app.gm import bots, cards, legal, play, store
 from app.gm import options as game_options
 from app.gm import reply as answers
-from app.gm.legal import is_gm
+from app.gm.legal import is_gm, reads_as_gm
 from app.gm.lines import command_lines
 from app.gm.platform import BOT_NAME_PREFIX as BOT_SEAT_PREFIX
 from app.gm.reply import BOT_NAME
 from app.gm.working import Submission, Submitter
 
-__all__ = ["BOT_NAME", "is_gm"]
+__all__ = ["BOT_NAME", "is_gm", "reads_as_gm"]
 from app.db.models import Game, GamePlayer, Move, Post, SealedCommand, User, utcnow
 
 STATUSES = ("recruiting", "active", "finished", "aborted")
@@ -336,10 +336,11 @@ def preview_text(lines: list[tuple[int, str]], stopped: tuple[int, str] | None =
 
 
 def sealed_for(session: Session, game: Game, user: User | None) -> list[SealedCommand]:
-    """Sealed commands this user may read: their own; all for the GM and after the end."""
+    """Sealed commands this user may read: their own; all for a GM who does not play
+    (``reads_as_gm``) and after the end."""
     query = select(SealedCommand).where(SealedCommand.game_id == game.id)
     over = game.status in ("finished", "aborted")
-    if not (over or is_gm(game, user)):
+    if not (over or reads_as_gm(game, user)):
         if user is None:
             return []
         query = query.where(SealedCommand.user_id == user.id)
@@ -367,7 +368,7 @@ def private_view(game: Game, user: User | None) -> dict[str, Any]:
     impl = game_impl(game.kind)
     if game.state is None:
         return public_view(game)
-    if is_gm(game, user):
+    if reads_as_gm(game, user):
         return impl.view(game.state, "gm")
     seat = seat_of(game, user)
     return impl.view(game.state, seat)

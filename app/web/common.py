@@ -59,7 +59,7 @@ def game_panel(session: Session, game: Game, user: User | None) -> dict[str, Any
     seat = gm.seat_of(game, user)
     legal, sealed_legal = gm.legal_split(game, user)
     own_view = None
-    if game.state is not None and (seat is not None or gm.is_gm(game, user)):
+    if game.state is not None and (seat is not None or gm.reads_as_gm(game, user)):
         own_view = gm.private_view(game, user)
     return {
         "game": game,

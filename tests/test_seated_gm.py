@@ -1,0 +1,74 @@
+"""A GM who plays reads as their seat (app/gm/legal.reads_as_gm, docs/security.md): the person
+who makes a table with bots is its GM and sits at it; while the game runs, the bots' sealed
+lines and hands are theirs no more than any player's — in the sealed list, the moves, the
+log, the views and the pages. A GM who does not play still reads everything, and everyone
+does once the game is over."""
+
+from __future__ import annotations
+
+import httpx
+from sqlalchemy import select
+
+from app.db.engine import Database
+from app.db.models import SealedCommand
+from tests.support.load_support import fast_users
+from tests.test_bot_seats_http import SEALED_SHOWN, bot_game, say
+
+
+def _bot_picks(database: Database, game_id: int) -> list[str]:
+    """The bots' sealed PICKs, read straight from the database."""
+    with database.read_session() as session:
+        rows = session.execute(
+            select(SealedCommand.body).where(
+                SealedCommand.game_id == game_id, SealedCommand.author_name.like("ボット%")
+            )
+        )
+        return [body for (body,) in rows]
+
+
+def test_a_gm_who_holds_a_seat_reads_the_bots_sealed_lines_only_once_the_game_is_over(
+    client: httpx.Client, database: Database
+) -> None:
+    (gm,) = fast_users(database, 1, client, "seatgm")
+    game = bot_game(gm, "populous", 2)
+    gid, tid = game["id"], game["thread_id"]
+    assert say(gm, tid, "JOIN")["replies"][0]["ok"]
+    assert say(gm, tid, "START")["replies"][0]["ok"]
+    for _ in range(3):
+        lines = gm.get(f"/api/games/{gid}/legal").json()["commands"]
+        if lines and lines[0].startswith("RACE"):
+            assert say(gm, tid, lines[0])["replies"][0]["ok"]
+    picks = _bot_picks(database, gid)
+    assert len(picks) == 2 and all(p.startswith("PICK ") for p in picks), picks
+    answers = {
+        "sealed": gm.get(f"/api/games/{gid}/sealed").text,
+        "moves": gm.get(f"/api/games/{gid}/moves").text,
+        "log": gm.get(f"/api/games/{gid}/log").text,
+        "view": gm.get(f"/api/games/{gid}/view").text,
+        "thread": gm.get(f"/api/threads/{tid}", params={"limit": 1000}).text,
+    }
+    for where, text in answers.items():
+        assert not any(pick in text for pick in picks), where
+    bot_moves = [m for m in gm.get(f"/api/games/{gid}/moves").json() if m["actor"] != gm.name]
+    assert SEALED_SHOWN in {m["command"] for m in bot_moves}
+    assert say(gm, tid, "ABORT")["replies"][0]["ok"]
+    over = gm.get(f"/api/games/{gid}/sealed").text
+    assert all(pick in over for pick in picks)
+
+
+def test_a_gm_who_does_not_play_reads_the_bots_sealed_lines_while_the_game_runs(
+    client: httpx.Client, database: Database
+) -> None:
+    gm, player = fast_users(database, 2, client, "watchgm")
+    game = bot_game(gm, "populous", 2)
+    gid, tid = game["id"], game["thread_id"]
+    assert say(player, tid, "JOIN")["replies"][0]["ok"]
+    assert say(gm, tid, "START")["replies"][0]["ok"]
+    for _ in range(3):
+        lines = player.get(f"/api/games/{gid}/legal").json()["commands"]
+        if lines and lines[0].startswith("RACE"):
+            assert say(player, tid, lines[0])["replies"][0]["ok"]
+    picks = _bot_picks(database, gid)
+    assert len(picks) == 2
+    sealed = gm.get(f"/api/games/{gid}/sealed").text
+    assert all(pick in sealed for pick in picks)

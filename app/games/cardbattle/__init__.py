@@ -57,8 +57,8 @@ class Cardbattle(Game):
 
     def must_be_sealed_message(self, state: State, command: Any) -> str:
         return (
-            "デッキは相手に見えないように封印して送ります(ゲームのページの封印コマンド、"
-            "または POST /api/games/{id}/sealed)。スレッドに書いたデッキは相手に見えてしまいます。"
+            "デッキは相手に見えないよう、ゲームのページの封印コマンドの欄から送ります"
+            "(スレッドに書いたデッキは相手に見えてしまいます)。"
         )
 
     view = staticmethod(_view)

@@ -22,11 +22,13 @@ NAMES = ["太郎", "次郎", "花子", "四郎"]
 
 # The thread at 390 px (bench/replies.py measured them in Chromium): a post's frame (header,
 # padding, margins) and one line of its body, and how many half-width columns a body line holds.
-# Measured 2026-12-02 (idolwp and eitsuku threads): body 0–10 px + 23.5 px a line, 74–76
-# columns a line, frame 44–60 px (the header wraps with long names).
-POST_FRAME_PX = 56
-LINE_PX = 23.5
-COLUMNS = 74
+# Fitted in Chromium with a Japanese font installed (bench/replies.py --calibrate, the えいつく
+# thread, 49 bot posts, 2026-12-02): body −0.8 px + 24.2 px a shown line, 47 columns a line
+# (about 21 full-width characters in the 342 px column), frame 67 px. (A first fit, 74
+# columns and 56 px, flattered long Japanese lines by up to 206 px a post.)
+POST_FRAME_PX = 67
+LINE_PX = 24.2
+COLUMNS = 47
 
 
 def columns(text: str) -> int:

@@ -225,11 +225,12 @@ def add_post(
     reply_error: dict[str, Any] | None = None,
     board_at: int | None = None,
     take: int = 1,
+    flush: bool = True,
 ) -> Post:
     """Append a post. ``author`` is None for the bot. ``number`` is one the caller took with
     ``reserve_numbers``; without it the thread's next ``take`` numbers are taken here, the
     post gets the first and the caller the others (a command post's reply: ``post.number +
-    1``)."""
+    1``). ``flush``: see ``write_post``."""
     body = clean_body(body)  # refused before a number is taken
     now = now or utcnow()
     if number is None:
@@ -248,7 +249,7 @@ def add_post(
         reply_error=reply_error,
         board_at=board_at,
     )
-    return write_post(session, values)
+    return write_post(session, values, flush=flush)
 
 
 def post_row(
@@ -287,12 +288,15 @@ def post_row(
     }
 
 
-def write_post(session: Session, values: dict[str, Any]) -> Post:
+def write_post(session: Session, values: dict[str, Any], *, flush: bool = True) -> Post:
     """The row ``post_row`` made, its number taken already, added to the session and
-    flushed (so it has its id); its thread's streams are woken when the session commits."""
+    flushed (so it has its id); its thread's streams are woken when the session commits.
+    ``flush`` False: written by the session's next flush, with what else is pending then (the
+    caller's, which then reads its id)."""
     post = Post(**values)
     session.add(post)
-    session.flush()
+    if flush:
+        session.flush()
     live.touched(session, values["thread_id"])
     return post
 

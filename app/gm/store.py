@@ -87,7 +87,8 @@ def save(
 ) -> None:
     """Write what ``work`` did: moves, adjustments, log, seats and the game row, and the
     notifications. ``post``: the post whose commands these were (None for a sealed command,
-    ``sealed_id`` then)."""
+    ``sealed_id`` then); added to the session and not flushed yet, it is written by the same
+    flush as the game row (``gm.service.submit_post``), before the moves that name it."""
     game, impl = sub.game, sub.impl
     post_number = post.number if post is not None else None
     waiting_before = notify.waiting_seats(impl, game, game.state)

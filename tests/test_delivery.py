@@ -526,7 +526,7 @@ def test_a_moves_notices_read_each_told_users_address_and_webhooks_by_key(
         for child in node.get("Plans", []):
             walk(child)
 
-    for statement in (delivery._MAIL_OF, delivery._HOOKS_OF):
+    for statement in (delivery._TARGETS_OF,):
         query = statement.params(user_ids=[user.id for user in told])
         sql = query.compile(dialect=connection.dialect, compile_kwargs={"literal_binds": True})
         walk(session.execute(text(f"EXPLAIN (FORMAT JSON) {sql}")).scalar_one()[0]["Plan"])

@@ -1,7 +1,10 @@
 """The post path. SQLAlchemy caches a statement's compiled form when it can make a cache key
 for it, and compiling costs more than running a short statement: after a warm-up, no
 statement a command post runs may be one SQLAlchemy had to compile afresh. Its writes keep
-SQL NULL for "nothing", and its route answers 401 before reading a body."""
+SQL NULL for "nothing", and its route answers 401 before reading a body. Issue 42 (the post
+path's speed): a command post is written in two flushes (its own row with what it did, then
+the bot's answer), a refused one in one with its answer, and a "your turn" notice is checked
+and written by one statement, its deliveries' targets read by one more."""
 
 from __future__ import annotations
 
@@ -11,12 +14,16 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import event, func, select, text
 from sqlalchemy.engine import default
+from sqlalchemy.orm import Session
 
+from app.accounts import users as accounts
 from app.accounts.ratelimit import Rule, count
 from app.db.engine import Database
-from tests.conftest import ApiUser, api_user
+from app.db.models import Game, Notification, User
+from app.gm import service as gm
+from tests.conftest import ApiUser, api_user, unique_name
 from tests.test_gm_http import pick
 
 UNCACHED = (default.NO_CACHE_KEY, default.CACHING_DISABLED)
@@ -98,3 +105,77 @@ def test_nothing_is_stored_as_json_null(client: httpx.Client, database: Database
 def test_a_post_without_a_token_is_401_before_its_body_is_read(client: httpx.Client) -> None:
     reply = client.post("/api/threads/1/posts", json={"nobody": 1})
     assert reply.status_code == 401, reply.text
+
+
+SECRET = "s"
+
+
+def started_game(session: Session) -> tuple[Game, list[User]]:
+    """A started えいつく game of two players."""
+    master, *players = (accounts.register(session, unique_name(), "password123") for _ in "gpq")
+    game = gm.create_game(session, master, "eitsuku", "卓", {}, SECRET)
+    for who, line in ((players[0], "JOIN"), (players[1], "JOIN"), (master, "START")):
+        gm.submit_post(session, game.thread_id, who, line, SECRET)
+    return game, players
+
+
+def playing(game: Game, players: list[User]) -> tuple[User, str]:
+    """A player the game waits for, and a line they may post."""
+    for player in players:
+        if legal := gm.legal_lines(game, player):
+            return player, pick(legal)
+    raise AssertionError("the game waits for nobody")
+
+
+def flushes_of(session: Session, game: Game, user: User, body: str) -> tuple[int, bool]:
+    """How many flushes ``body``'s post took, and whether its answer accepted it."""
+    seen: list[int] = []
+
+    def count(_session: Session, _context: Any) -> None:
+        seen.append(1)
+
+    event.listen(session, "after_flush", count)
+    try:
+        _post, replies = gm.submit_post(session, game.thread_id, user, body, SECRET)
+    finally:
+        event.remove(session, "after_flush", count)
+    return len(seen), bool(replies[0].reply_ok)
+
+
+def test_a_command_post_is_written_with_what_it_did_in_one_flush_its_answer_in_another(
+    session: Session,
+) -> None:
+    game, players = started_game(session)
+    for _ in range(4):
+        player, line = playing(game, players)
+        assert flushes_of(session, game, player, line) == (2, True)
+
+
+def test_a_refused_command_post_and_its_answer_are_written_in_one_flush(
+    session: Session,
+) -> None:
+    game, players = started_game(session)
+    player, _line = playing(game, players)
+    assert flushes_of(session, game, player, "SET 主演") == (1, False)
+
+
+def test_a_your_turn_notice_is_checked_and_written_by_one_statement_its_targets_read_by_one(
+    session: Session, executed: list[tuple[str, Any]]
+) -> None:
+    game, players = started_game(session)
+    notices = select(func.count()).select_from(Notification).where(Notification.kind == "your_turn")
+    for _ in range(40):  # the posts of a week, at least: the week's turn moves on
+        told_before = session.scalar(notices)
+        player, line = playing(game, players)
+        executed.clear()
+        gm.submit_post(session, game.thread_id, player, line, SECRET)
+        if session.scalar(notices) != told_before:
+            break
+    else:
+        raise AssertionError("no post told anybody it was their turn")
+    statements = [" ".join(statement.split()) for statement, _verdict in executed[:-1]]
+    on_notices = [s for s in statements if "notifications" in s]
+    assert len(on_notices) == 1 and on_notices[0].startswith("INSERT INTO notifications")
+    assert "NOT (EXISTS" in on_notices[0]  # told of this turn already: not told again
+    targets = [s for s in statements if "webhooks" in s]
+    assert len(targets) == 1 and "FROM users LEFT OUTER JOIN webhooks" in targets[0]

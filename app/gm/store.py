@@ -87,7 +87,8 @@ def save(
 ) -> None:
     """Write what ``work`` did: moves, adjustments, log, seats and the game row, and the
     notifications. ``post``: the post whose commands these were (None for a sealed command,
-    ``sealed_id`` then)."""
+    ``sealed_id`` then); added to the session and not flushed yet, it is written by the same
+    flush as the game row (``gm.service.submit_post``), before the moves that name it."""
     game, impl = sub.game, sub.impl
     post_number = post.number if post is not None else None
     waiting_before = notify.waiting_seats(impl, game, game.state)
@@ -100,8 +101,6 @@ def save(
             undone.undone = True
         session.flush()  # written now: what reads the applied moves after save counts them
     handed_over = _write_seats(session, game, work)
-    if work.moves:
-        session.execute(_INSERT_MOVES, _move_rows(sub, work, post, sealed_id))
     for adjusted, delta, reason in work.adjustments:
         session.add(
             Adjustment(
@@ -126,9 +125,8 @@ def save(
             )
         )
     _write_game(sub, work)
-    # The result exists only once the game is over (then the moves and the GM's ADJUSTs,
-    # written above, are read).
-    game.result = final_result(session, game, impl) if game.status == "finished" else None
+    if game.status != "finished":
+        game.result = None
     notify.after_save(
         session,
         game,
@@ -141,8 +139,16 @@ def save(
         label_before=None if work.started else label_before,
         seated_before=seated_before,
     )
-    session.flush()  # the game row's UPDATE and what else went through the session
-    if game.status == "finished":  # its players' ratings (again, if an ADJUST changed it)
+    # One flush for what went through the session: the post (if not written yet), the game
+    # row's UPDATE, the seats, adjustments and log (the notices' INSERT may have flushed them).
+    session.flush()
+    if work.moves:  # after the post's row: they name its id
+        session.execute(_INSERT_MOVES, _move_rows(sub, work, post, sealed_id))
+    if game.status == "finished":
+        # The result exists only once the game is over (the GM's ADJUSTs, written above, are
+        # read); then its players' ratings (again, if an ADJUST changed it).
+        game.result = final_result(session, game, impl)
+        session.flush()
         ratings.record_finished(session, game)
 
 

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 from sqlalchemy import (
     Table,
+    and_,
     bindparam,
     delete,
     func,
@@ -164,17 +165,20 @@ def set_email(
 def queue(session: Session, notifications: Sequence[tuple[int, int]], now: datetime) -> None:
     """For notifications just written — (notification id, user id) — one pending delivery per
     active webhook of the user, and one mail if that user opted in. The users' settings and
-    active webhooks are read by key (two queries); the deliveries by one INSERT."""
+    their active webhooks are read by key in one query (the users joined to their hooks); the
+    deliveries written by one INSERT."""
     if not notifications:
         return
     user_ids = sorted({user_id for _note, user_id in notifications})
     hooks: dict[int, list[tuple[int, str]]] = {}
     mail: dict[int, str] = {}
-    for user_id, email, email_notify in session.execute(_MAIL_OF, {"user_ids": user_ids}):
+    for user_id, email, email_notify, hook_id, url in session.execute(
+        _TARGETS_OF, {"user_ids": user_ids}
+    ):
         if email_notify and email:
             mail[user_id] = email
-    for user_id, hook_id, url in session.execute(_HOOKS_OF, {"user_ids": user_ids}):
-        hooks.setdefault(user_id, []).append((hook_id, url))
+        if hook_id is not None:
+            hooks.setdefault(user_id, []).append((hook_id, url))
     rows: list[dict[str, object]] = []
     for note_id, user_id in notifications:
         targets: list[tuple[str, int | None, str]] = [
@@ -201,18 +205,18 @@ def queue(session: Session, notifications: Sequence[tuple[int, int]], now: datet
 
 _USERS: Table = User.__table__  # type: ignore[assignment]
 _WEBHOOKS: Table = Webhook.__table__  # type: ignore[assignment]
-# Built once: the users' mail settings and their active webhooks.
-# The told users' mail settings, and their active webhooks in order: each read by key.
-_MAIL_OF = select(_USERS.c.id, _USERS.c.email, _USERS.c.email_notify).where(
-    _USERS.c.id.in_(bindparam("user_ids", expanding=True))
-)
-_HOOKS_OF = (
-    select(_WEBHOOKS.c.user_id, _WEBHOOKS.c.id, _WEBHOOKS.c.url)
-    .where(
-        _WEBHOOKS.c.user_id.in_(bindparam("user_ids", expanding=True)),
-        _WEBHOOKS.c.active.is_(True),
+# Built once: the told users' mail settings, each with its active webhooks in order (one row
+# a hook; one row with no hook for a user who has none).
+_TARGETS_OF = (
+    select(_USERS.c.id, _USERS.c.email, _USERS.c.email_notify, _WEBHOOKS.c.id, _WEBHOOKS.c.url)
+    .select_from(
+        _USERS.outerjoin(
+            _WEBHOOKS,
+            and_(_WEBHOOKS.c.user_id == _USERS.c.id, _WEBHOOKS.c.active.is_(True)),
+        )
     )
-    .order_by(_WEBHOOKS.c.user_id, _WEBHOOKS.c.id)
+    .where(_USERS.c.id.in_(bindparam("user_ids", expanding=True)))
+    .order_by(_USERS.c.id, _WEBHOOKS.c.id)
 )
 
 

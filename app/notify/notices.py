@@ -8,10 +8,21 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import (
+    Integer,
+    String,
+    Table,
+    Text,
+    bindparam,
+    exists,
+    insert,
+    literal,
+    null,
+    select,
+)
 from sqlalchemy.orm import Session
 
-from app.db.models import Game, GamePlayer, Notification
+from app.db.models import Game, GamePlayer, Notification, User
 from app.games import find_game
 from app.games.base import Game as GameImpl
 from app.games.base import State
@@ -132,28 +143,65 @@ def after_save(
     }
     if not wanted:
         return
-    told = set(
-        session.scalars(
-            select(Notification.user_id).where(
-                Notification.game_id == game.id,
-                Notification.kind == "your_turn",
-                Notification.turn == turn_key,
-                Notification.user_id.in_(wanted),
-            )
-        )
-    )
     turn = (
         f"「{game.title}」であなたの手番です（{label}）。"
         if label
         else f"「{game.title}」であなたの手番です。"
     )
-    add_all(
-        session,
-        game,
-        [(user_id, "your_turn", turn) for user_id in sorted(wanted - told)],
-        now,
-        turn=turn_key,
+    _tell_turn(session, game, sorted(wanted), turn, turn_key, now)
+
+
+def _tell_turn(
+    session: Session, game: Game, user_ids: list[int], text: str, turn: str, now: datetime
+) -> None:
+    """ "Your turn" to each of ``user_ids`` not told of this ``turn`` of the game yet, and
+    their deliveries: the check and the write are one ``INSERT … SELECT … WHERE NOT EXISTS``
+    (in the move's transaction, under the game's lock), the rows in user order."""
+    written = session.execute(
+        _INSERT_TURN,
+        {
+            "user_ids": user_ids,
+            "game_id": game.id,
+            "text": text,
+            "url": f"/games/{game.id}",
+            "now": now,
+            "turn": turn,
+        },
     )
+    delivery.queue(session, sorted((note_id, user_id) for note_id, user_id in written), now)
+
+
+_NOTIFICATIONS: Table = Notification.__table__  # type: ignore[assignment]
+_USERS: Table = User.__table__  # type: ignore[assignment]
+_TOLD = _NOTIFICATIONS.alias("told")
+# Built once (bound parameters): one "your turn" row per user not told of the turn yet.
+_INSERT_TURN = (
+    insert(_NOTIFICATIONS)
+    .from_select(
+        ["user_id", "game_id", "kind", "text", "url", "created_at", "turn", "read_at"],
+        select(
+            _USERS.c.id,
+            bindparam("game_id", type_=Integer),
+            literal("your_turn", String),
+            bindparam("text", type_=Text),
+            bindparam("url", type_=String),
+            bindparam("now", type_=_NOTIFICATIONS.c.created_at.type),
+            bindparam("turn", type_=String),
+            null(),
+        )
+        .where(
+            _USERS.c.id.in_(bindparam("user_ids", expanding=True)),
+            ~exists().where(
+                _TOLD.c.game_id == bindparam("game_id", type_=Integer),
+                _TOLD.c.kind == "your_turn",
+                _TOLD.c.turn == bindparam("turn", type_=String),
+                _TOLD.c.user_id == _USERS.c.id,
+            ),
+        )
+        .order_by(_USERS.c.id),
+    )
+    .returning(_NOTIFICATIONS.c.id, _NOTIFICATIONS.c.user_id)
+)
 
 
 def _keep_waiting_since(game: Game, waiting: set[int], fresh: set[int], now: datetime) -> None:

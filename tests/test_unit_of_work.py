@@ -17,6 +17,8 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
+from app.accounts import users as accounts
+from app.db import engine as app_db
 from app.db.engine import Database
 from app.db.models import Base, Board
 from app.web import deps
@@ -175,3 +177,29 @@ def test_the_write_session_is_the_one_the_viewer_was_read_in(database: Database)
     with TestClient(app) as client:
         assert client.post("/x").status_code == 200
     assert len(_SEEN) == 2 and _SEEN[0] is _SEEN[1]
+
+
+def test_a_write_routes_viewer_is_read_without_the_write_lock(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The unit of work is entered before the viewer's dependency (parameter order), yet the
+    sign-in reads apart (``RequestSession.reading``): a writer holding the lock keeps a
+    request from its writes, not from knowing who sent it."""
+    with database.session() as session:
+        user = accounts.register(session, "viewer", "a long enough password")
+        token = accounts.issue_token(session, user, "session")
+        session.commit()
+    app = FastAPI()
+    app.state.database = database
+
+    @app.post("/who")
+    def who(session: deps.WriteSession, user: deps.PageUser) -> dict[str, str]:
+        return {"name": user.name if user is not None else ""}
+
+    monkeypatch.setattr(app_db, "BUSY_SECONDS", 0.5)
+    with database.engine.connect() as holder, TestClient(app) as client:
+        holder.begin()  # BEGIN IMMEDIATE: this process's write lock, held
+        holder.exec_driver_sql("SELECT 1")
+        answer = client.post("/who", cookies={deps.SESSION_COOKIE: token})
+        holder.rollback()
+    assert answer.json() == {"name": "viewer"}

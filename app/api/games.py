@@ -273,7 +273,7 @@ def create(
             rated_with_bots=body.rated_with_bots,
         )
     except OptionsInvalid as exc:
-        session.rollback()
+        session.end_writes()
         issues = [OptionIssue(option=p.name, message=p.message) for p in exc.problems]
         answer = OptionsError(detail=exc.message, errors=issues)
         return JSONResponse(answer.model_dump(), status_code=exc.status)
@@ -398,7 +398,7 @@ def preview(
         )
         return post_result(post, replies)
     finally:
-        session.rollback()
+        session.end_writes()
 
 
 @router.get("/{game_id}/log", response_model=list[LogEntryOut])

@@ -242,6 +242,28 @@ class RequestSession(Session):
             return super().get_bind(mapper, **kwargs)
         return self.read_bind
 
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """A read of its own, through ``read_bind`` whatever the session's mode, ended
+        (committed: it wrote nothing) at the block's end: the viewer's sign-in, which may
+        come after the unit of work said the request writes, takes no write lock."""
+        writes = self.writes
+        if self.in_transaction():
+            self.commit()
+        self.writes = False
+        try:
+            yield
+        finally:
+            if self.in_transaction():
+                self.commit()
+            self.writes = writes
+
+    def end_writes(self) -> None:
+        """Give up the writes: roll them back, and read from here on (a route that answers a
+        refusal on its form renders it without the write lock)."""
+        self.rollback()
+        self.writes = False
+
     def begin_writes(self) -> None:
         """From here on, this session's transactions write. A read still open is ended
         first (committed: it wrote nothing), so that no transaction spans both engines."""

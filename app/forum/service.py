@@ -392,6 +392,16 @@ def mark_read(session: Session, user: User, thread: Thread, upto: int) -> None:
     session.flush()
 
 
+def has_read(session: Session, user: User, thread: Thread, upto: int) -> bool:
+    """``user`` has seen ``thread`` up to post ``upto`` already (``mark_read`` would not move)."""
+    last = session.scalar(
+        select(ThreadRead.last_read).where(
+            ThreadRead.user_id == user.id, ThreadRead.thread_id == thread.id
+        )
+    )
+    return last is not None and last >= upto
+
+
 def unread_counts(session: Session, user: User | None, threads: Sequence[Thread]) -> dict[int, int]:
     """Posts after the user's last read, per thread they have read; -1 for never opened."""
     if user is None or not threads:

@@ -227,7 +227,7 @@ def bbs_cgi(
     try:
         replies = write(session, request, fields)
     except ServiceError as exc:
-        session.rollback()
+        session.end_writes()
         return error_page(exc.message)
     return done_page(replies)
 
@@ -291,5 +291,5 @@ def app_passwords(
             return redirect("/me")
         raise NotFound(N_("その操作はありません。"))
     except ServiceError as exc:
-        session.rollback()
+        session.end_writes()
         return _me(request, session, user, exc.status, error=exc.message)

@@ -54,16 +54,17 @@ async def get_session(
 
 
 async def unit_of_work(
-    session: Annotated[RequestSession, Depends(get_session)],
-) -> AsyncIterator[Session]:
+    session: Annotated[RequestSession, Depends(get_session, scope="function")],
+) -> AsyncIterator[RequestSession]:
     """A route that writes: its session's transactions write (on SQLite ``BEGIN IMMEDIATE``,
     in line for the write lock) and **commit when the route returns** — before the response
     is sent (``scope="function"``), so that a client never sees an answer whose work is not
     stored. If the route raises, the work is rolled back and the error answered. Routes
     never commit: a route that catches a refusal to answer it on its form rolls that
-    attempt back itself (``session.rollback()``), and what it reads afterwards commits
-    here with nothing in it. Services that must commit part of the work before the rest
-    say why where they do (the rate limits' counts: app/accounts/ratelimit.py)."""
+    attempt back itself (``session.end_writes()``: rolled back, and what it reads to render
+    the form again reads without the write lock). Services that must commit part of the
+    work before the rest say why where they do (the rate limits' counts:
+    app/accounts/ratelimit.py)."""
     if session.in_transaction():
         await run_in_threadpool(session.begin_writes)
     else:
@@ -79,8 +80,10 @@ async def unit_of_work(
 
 # A route that only reads takes ``ReadSession``; one that writes, ``WriteSession`` (its unit
 # of work). Neither commits in the route.
-ReadSession = Annotated[Session, Depends(get_session)]
-WriteSession = Annotated[Session, Depends(unit_of_work, scope="function")]
+# Both end when the route returns (``scope="function"``), before the response is sent: a page's
+# connection goes back to the pool once it is rendered, not once a slow client has read it.
+ReadSession = Annotated[RequestSession, Depends(get_session, scope="function")]
+WriteSession = Annotated[RequestSession, Depends(unit_of_work, scope="function")]
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 DatabaseDep = Annotated[Database, Depends(get_database)]
 
@@ -115,14 +118,13 @@ def csrf_ok(request: Request, submitted: str) -> bool:
     return secrets.compare_digest(nonce, request.cookies[CSRF_COOKIE])
 
 
-def _signed_in(session: Session, token: str, kind: str) -> User | None:
-    """The token's user, its read's transaction ended: on SQLite every transaction holds the
-    write lock (BEGIN IMMEDIATE), which a request must not keep across its hop from this
-    dependency's worker thread to the route's while every writer waits (a post's own work
-    then takes the lock again, for as long as it writes)."""
-    user = accounts.user_for_token(session, token, kind)
-    session.commit()  # a read only: nothing is written; the user stays loaded
-    return user
+def _signed_in(session: RequestSession, token: str, kind: str) -> User | None:
+    """The token's user, read in a read of its own (``RequestSession.reading``): no write
+    lock, even where the route's unit of work began first, and no transaction left open
+    across the hop from this dependency's worker thread to the route's. The user stays
+    loaded (the session does not expire on commit)."""
+    with session.reading():
+        return accounts.user_for_token(session, token, kind)
 
 
 def cookie_user(request: Request, session: ReadSession) -> User | None:
@@ -131,10 +133,10 @@ def cookie_user(request: Request, session: ReadSession) -> User | None:
     token = request.cookies.get(SESSION_COOKIE, "")
     if not token:
         return None
-    user = accounts.user_for_token(session, token, "session")
-    if user is not None:
-        request.state.header_counts = turns.header_counts(session, user.id)
-    session.commit()  # a read only, ended here (as _signed_in)
+    with session.reading():  # as _signed_in
+        user = accounts.user_for_token(session, token, "session")
+        if user is not None:
+            request.state.header_counts = turns.header_counts(session, user.id)
     return user
 
 

@@ -233,7 +233,7 @@ def notification_settings(
         elif action == "email":
             delivery.set_email(session, user, email, notify == "on", _subscription_base(request))
     except ServiceError as exc:
-        session.rollback()
+        session.end_writes()
         return _notifications(
             request, session, user, exc.status, error=exc.message, typed_url=url, typed_email=email
         )

@@ -343,13 +343,13 @@ def create_game(
             )
             return redirect(f"/games/{game.id}")
         except game_options.OptionsInvalid as exc:
-            session.rollback()
+            session.end_writes()
             status = exc.status
             said = {p.name: option_message(p) for p in exc.problems}
             problems = {game_options.input_name(kind, p): said[p.name] for p in exc.problems}
             error = gettext(game_options.SUMMARY) % {"reason": " ".join(said.values())}
         except ServiceError as exc:
-            session.rollback()
+            session.end_writes()
             status, error = exc.status, exc.message
     return new_game_page(request, user, form, status, error, problems)
 
@@ -503,7 +503,7 @@ def sealed_command(
                 return redirect(f"/games/{game.id}#sealed")
             status, error = 422, row.reply
         except ServiceError as exc:
-            session.rollback()
+            session.end_writes()
             status, error = exc.status, exc.message
     game = gm.get_game(session, game_id)
     return _game_page(request, session, game, user, status, sealed_error=error, sealed_body=body)

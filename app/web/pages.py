@@ -12,7 +12,8 @@ from app import i18n
 from app.accounts import ratelimit
 from app.accounts import users as accounts
 from app.config import Settings
-from app.db.models import User
+from app.db.engine import Database
+from app.db.models import Thread, User
 from app.errors import ServiceError
 from app.forum import moderation
 from app.forum import service as forum
@@ -115,7 +116,7 @@ def new_thread(
             )
             return redirect(f"/threads/{thread.id}")
         except ServiceError as exc:
-            session.rollback()
+            session.end_writes()
             status, error = exc.status, exc.message
     threads, current = forum.list_threads(session, board, 1, settings.threads_per_page)
     unread = forum.unread_counts(session, user, threads)
@@ -143,17 +144,33 @@ def thread_page(
     user: PageUser,
     page: PageNumber = 1,
 ) -> Response:
+    if user is not None:
+        _remember_place(database, user, thread_id, page, settings.posts_per_page)
     context, posts = thread_context(
         request, session, thread_id, user, page, settings.posts_per_page
     )
-    if user is not None and posts.last_number is not None:
-        # The page only reads (on SQLite it holds no write lock while it renders, and an
-        # anonymous reader none at all); the reader's place is written in a unit of work of
-        # its own, committed at the block's end (``sessionmaker.begin()``).
-        with database.sessionmaker.begin() as writing:
-            forum.mark_read(writing, user, context["thread"], posts.last_number)
     form = {"body": "", "name": ""}
     return render_thread(request, user, context, posts, conditional=True, form=form, error=None)
+
+
+def _remember_place(
+    database: Database, user: User, thread_id: int, page: int, per_page: int
+) -> None:
+    """A signed-in reader has seen the page's last post (``forum.mark_read``). The page only
+    reads (on SQLite it holds no write lock while it renders); the place is written before
+    the page's own reads begin, by a unit of work of its own (``sessionmaker.begin()``,
+    committed at the block's end), and only when it moves: looked at in a read first, so a
+    page read again takes no write lock."""
+    with database.read_session() as reading:
+        thread = reading.get(Thread, thread_id)
+        if thread is None:
+            return  # the page answers 404
+        current = forum.page_of(thread.post_count, per_page, page)
+        upto = min(thread.post_count, current.number * per_page)
+        if upto <= (current.number - 1) * per_page or forum.has_read(reading, user, thread, upto):
+            return
+    with database.sessionmaker.begin() as writing:
+        forum.mark_read(writing, user, thread, upto)
 
 
 @router.post("/threads/{thread_id}/posts")
@@ -185,7 +202,7 @@ def new_post(
                 return redirect(f"{safe_next(return_to)}#thread-latest")
             return redirect(f"/threads/{thread.id}?page={last_page}#{post.number}")
         except ServiceError as exc:
-            session.rollback()
+            session.end_writes()
             status, error = exc.status, exc.message
     form = {"body": body, "name": name}
     return _thread_again(request, session, settings, user, thread_id, form, status, error)
@@ -218,7 +235,7 @@ def preview_post(
         except ServiceError as exc:
             status, error = exc.status, exc.message
         finally:
-            session.rollback()
+            session.end_writes()
     form = {"body": body, "name": name}
     return _thread_again(
         request, session, settings, user, thread_id, form, status, error, preview=preview
@@ -324,7 +341,7 @@ def register(
         new_user = accounts.register(session, name, password)
         token = accounts.issue_token(session, new_user, "session")
     except ServiceError as exc:
-        session.rollback()
+        session.end_writes()
         return render(
             request,
             "auth/register.html",
@@ -372,7 +389,7 @@ def login(
         found = accounts.authenticate(session, name, password)
         token = accounts.issue_token(session, found, "session")
     except ServiceError as exc:
-        session.rollback()
+        session.end_writes()
         return render(
             request,
             "auth/login.html",

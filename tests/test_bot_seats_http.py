@@ -78,7 +78,9 @@ def thread_posts(client: httpx.Client, thread_id: int) -> list[dict[str, Any]]:
 
 def bot_game(gm: ApiUser, kind: str, bots: int, **extra: Any) -> dict[str, Any]:
     # The title never holds the kind's key: listings must show no raw key (test_tables_http).
-    title = f"ボット卓 {find_game(kind).title_ja}"
+    impl = find_game(kind)
+    assert impl is not None
+    title = f"ボット卓 {impl.title_ja}"
     wanted = {"kind": kind, "title": title, "options": {}, "bots": bots, **extra}
     made = gm.post("/api/games", wanted)
     assert made.status_code == 201, made.text
@@ -207,6 +209,18 @@ def test_new_game_form_seats_bots_and_the_game_page_says_so(
     assert "2 bots play in this game." in english
 
 
+def draft_begun(gm: ApiUser, player: ApiUser, game: dict[str, Any]) -> None:
+    """ポピュラス with two bots: ``player`` (the GM too, if it is them) JOINs, the GM STARTs,
+    and the player picks a race while one is asked of them: the bots' sealed PICKs follow."""
+    gid, tid = game["id"], game["thread_id"]
+    assert say(player, tid, "JOIN")["replies"][0]["ok"]
+    assert say(gm, tid, "START")["replies"][0]["ok"]
+    for _ in range(3):
+        lines = player.get(f"/api/games/{gid}/legal").json()["commands"]
+        if lines and lines[0].startswith("RACE"):
+            assert say(player, tid, lines[0])["replies"][0]["ok"]
+
+
 def test_a_bots_sealed_lines_are_seen_by_nobody_but_the_gm(
     client: httpx.Client, database: Database
 ) -> None:
@@ -217,12 +231,7 @@ def test_a_bots_sealed_lines_are_seen_by_nobody_but_the_gm(
     gm, player, stranger = fast_users(database, 3, client, "botseal")
     game = bot_game(gm, "populous", 2)
     gid, tid = game["id"], game["thread_id"]
-    assert say(player, tid, "JOIN")["replies"][0]["ok"]
-    assert say(gm, tid, "START")["replies"][0]["ok"]
-    for _ in range(3):
-        lines = player.get(f"/api/games/{gid}/legal").json()["commands"]
-        if lines and lines[0].startswith("RACE"):
-            assert say(player, tid, lines[0])["replies"][0]["ok"]
+    draft_begun(gm, player, game)
     picks = [
         row["body"]
         for row in gm.get(f"/api/games/{gid}/sealed").json()

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from app.db.engine import Database
 from app.db.models import SealedCommand
 from tests.support.load_support import fast_users
-from tests.test_bot_seats_http import SEALED_SHOWN, bot_game, say
+from tests.test_bot_seats_http import SEALED_SHOWN, bot_game, draft_begun, say
 
 
 def _bot_picks(database: Database, game_id: int) -> list[str]:
@@ -32,12 +32,7 @@ def test_a_gm_who_holds_a_seat_reads_the_bots_sealed_lines_only_once_the_game_is
     (gm,) = fast_users(database, 1, client, "seatgm")
     game = bot_game(gm, "populous", 2)
     gid, tid = game["id"], game["thread_id"]
-    assert say(gm, tid, "JOIN")["replies"][0]["ok"]
-    assert say(gm, tid, "START")["replies"][0]["ok"]
-    for _ in range(3):
-        lines = gm.get(f"/api/games/{gid}/legal").json()["commands"]
-        if lines and lines[0].startswith("RACE"):
-            assert say(gm, tid, lines[0])["replies"][0]["ok"]
+    draft_begun(gm, gm, game)
     picks = _bot_picks(database, gid)
     assert len(picks) == 2 and all(p.startswith("PICK ") for p in picks), picks
     answers = {
@@ -61,13 +56,8 @@ def test_a_gm_who_does_not_play_reads_the_bots_sealed_lines_while_the_game_runs(
 ) -> None:
     gm, player = fast_users(database, 2, client, "watchgm")
     game = bot_game(gm, "populous", 2)
-    gid, tid = game["id"], game["thread_id"]
-    assert say(player, tid, "JOIN")["replies"][0]["ok"]
-    assert say(gm, tid, "START")["replies"][0]["ok"]
-    for _ in range(3):
-        lines = player.get(f"/api/games/{gid}/legal").json()["commands"]
-        if lines and lines[0].startswith("RACE"):
-            assert say(player, tid, lines[0])["replies"][0]["ok"]
+    gid = game["id"]
+    draft_begun(gm, player, game)
     picks = _bot_picks(database, gid)
     assert len(picks) == 2
     sealed = gm.get(f"/api/games/{gid}/sealed").text

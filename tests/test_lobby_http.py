@@ -17,7 +17,7 @@ from app import cli
 from app.config import Settings
 from app.db.engine import Database
 from app.db.models import Game, PinnedThread
-from app.games import find_game
+from app.games import all_games, find_game
 from app.gm import lobby, ratings
 from tests.conftest import LiveServer, unique_name
 from tests.test_archive_helpers import SECRET, play, post, unique_words
@@ -265,3 +265,18 @@ def test_bbsgm_migrate_writes_the_pinned_guide_once(
             assert guide is not None and guide.board.slug == "lobby" and guide.post_count == 1
     finally:
         db.dispose()
+
+
+def test_the_guide_names_the_sign_up_link_as_the_header_does_and_a_one_size_game_by_its_count() -> (
+    None
+):
+    """The walk of a first evening: the guide said 「右上の「登録」」 for the header's 「新規登録」
+    (on a phone at the left), and 「2〜2人」 for 掲示板進行カードゲーム."""
+    text = lobby.guide_text()
+    assert "「新規登録」" in text and "右上" not in text
+    for impl in all_games():
+        if impl.min_players == impl.max_players:
+            assert f"{impl.title_ja}（{impl.min_players}人）" in text
+        else:
+            assert f"{impl.title_ja}（{impl.min_players}〜{impl.max_players}人）" in text
+    assert "2〜2人" not in text

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from app.db.engine import Database
 from app.db.models import SealedCommand
-from tests.support.load_support import fast_users
+from tests.support.load_support import fast_users, session_cookie
 from tests.test_bot_seats_http import SEALED_SHOWN, bot_game, draft_begun, say
 
 
@@ -44,6 +44,11 @@ def test_a_gm_who_holds_a_seat_reads_the_bots_sealed_lines_only_once_the_game_is
     }
     for where, text in answers.items():
         assert not any(pick in text for pick in picks), where
+    page = httpx.get(
+        f"{client.base_url}/games/{gid}",
+        cookies={"bbsgm_session": session_cookie(database, gm.name)},
+    ).text
+    assert "あなたの手元" in page and "GM の視点" not in page
     bot_moves = [m for m in gm.get(f"/api/games/{gid}/moves").json() if m["actor"] != gm.name]
     assert SEALED_SHOWN in {m["command"] for m in bot_moves}
     assert say(gm, tid, "ABORT")["replies"][0]["ok"]

@@ -74,7 +74,7 @@ def guide_text(base_url: str | None = None) -> str:
         "ようこそ。ここはボットが GM をつとめる掲示板進行ゲームのサイトです。",
         "",
         "■ はじめ方",
-        "1. 右上の「登録」で名前とパスワードを決めます。",
+        "1. ページ上部の「新規登録」で名前とパスワードを決めます。",
         f"2. 募集中のゲームはトップページと {root}/games にあります。「参加」を押すか、"
         "そのスレッドに JOIN と書けば席に着けます。",
         f"3. 自分で卓を立てるなら {root}/games/new から。人がそろったら GM が START と書きます。",
@@ -83,10 +83,12 @@ def guide_text(base_url: str | None = None) -> str:
         "■ 遊び方（ルール）",
     ]
     for impl in all_games():
-        lines.append(
-            f"・{impl.title_ja}（{impl.min_players}〜{impl.max_players}人）: "
-            f"{root}{rules_path(impl.kind)}"
+        players = (
+            f"{impl.min_players}人"
+            if impl.min_players == impl.max_players
+            else f"{impl.min_players}〜{impl.max_players}人"
         )
+        lines.append(f"・{impl.title_ja}（{players}）: {root}{rules_path(impl.kind)}")
     lines += [
         "",
         "■ 成績",

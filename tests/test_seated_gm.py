@@ -67,3 +67,28 @@ def test_a_gm_who_does_not_play_reads_the_bots_sealed_lines_while_the_game_runs(
     assert len(picks) == 2
     sealed = gm.get(f"/api/games/{gid}/sealed").text
     assert all(pick in sealed for pick in picks)
+
+
+def test_the_gms_tools_are_shown_apart_from_the_moves_so_abort_is_not_one_tap_from_a_move(
+    client: httpx.Client, database: Database
+) -> None:
+    """The walk of a first evening: PAUSE, UNDO and ABORT sat among the move buttons. The
+    game page lists them in a block of their own (GM の操作), never in 今できる命令."""
+    (gm,) = fast_users(database, 1, client, "toolgm")
+    game = bot_game(gm, "eitsuku", 2)
+    joined = say(gm, game["thread_id"], "JOIN")
+    assert joined["replies"][0]["ok"]
+    assert say(gm, game["thread_id"], "START")["replies"][0]["ok"]
+    page = httpx.get(
+        f"{client.base_url}/games/{game['id']}",
+        cookies={"bbsgm_session": session_cookie(database, gm.name)},
+    ).text
+    blocks = {
+        head: page.split(f'<div class="{head}">', 1)[1].split("</div>", 1)[0]
+        for head in ("legal", "legal legal-gm")
+        if f'<div class="{head}">' in page
+    }
+    tools = blocks["legal legal-gm"]
+    assert all(f'data-line="{tool}"' in tools for tool in ("PAUSE", "UNDO", "ABORT")), tools
+    assert "legal" in blocks, "the seated GM has moves to make"
+    assert not any(f'data-line="{tool}"' in blocks["legal"] for tool in ("PAUSE", "UNDO", "ABORT"))

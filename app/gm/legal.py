@@ -37,6 +37,17 @@ def _actor_of(game: Game, user: User | None) -> tuple[Actor | None, int | None, 
     return ("gm" if gm_user else None), None, gm_user
 
 
+# The GM's own lines while a game runs: the table's tools, not moves of the game.
+GM_TOOLS = ("PAUSE", "RESUME", "UNDO", "ABORT")
+
+
+def moves_and_tools(lines: list[str]) -> tuple[list[str], list[str]]:
+    """``lines`` parted into the game's moves and the GM's tools (``GM_TOOLS``), each in its
+    order: a page shows the tools apart, so that ABORT is not one tap from a move."""
+    moves = [line for line in lines if line not in GM_TOOLS]
+    return moves, [line for line in lines if line in GM_TOOLS]
+
+
 def legal_for(game: Game, impl: GameImpl, user: User | None, *, public: bool = False) -> list[str]:
     """Command lines this user may post in the thread now. ``public``: for a refusal the
     whole thread reads, so without the lines that name the user's hidden things (a hand)."""

@@ -17,6 +17,7 @@ from app.forum import moderation
 from app.forum import service as forum
 from app.gm import service as gm
 from app.gm import turns
+from app.gm.legal import moves_and_tools
 from app.i18n import N_
 from app.web import deps, http_cache, thread_cache
 
@@ -57,7 +58,8 @@ def safe_next(target: str) -> str:
 def game_panel(session: Session, game: Game, user: User | None) -> dict[str, Any]:
     """What the thread page and the game page both show about a game."""
     seat = gm.seat_of(game, user)
-    legal, sealed_legal = gm.legal_split(game, user)
+    lines, sealed_legal = gm.legal_split(game, user)
+    legal, gm_tools = moves_and_tools(lines)
     own_view = None
     if game.state is not None and (seat is not None or gm.reads_as_gm(game, user)):
         own_view = gm.private_view(game, user)
@@ -67,7 +69,8 @@ def game_panel(session: Session, game: Game, user: User | None) -> dict[str, Any
         "own_view": own_view,
         "seat": seat,
         "is_gm": gm.is_gm(game, user),
-        "legal": legal,
+        "legal": legal,  # the game's moves; the GM's PAUSE … ABORT apart, in gm_tools
+        "gm_tools": gm_tools,
         "sealed_legal": sealed_legal,
         "examples": gm.example_lines(game, user),
         "impl": gm.game_impl(game.kind),

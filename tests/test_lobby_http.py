@@ -280,3 +280,15 @@ def test_the_guide_names_the_sign_up_link_as_the_header_does_and_a_one_size_game
         else:
             assert f"{impl.title_ja}（{impl.min_players}〜{impl.max_players}人）" in text
     assert "2〜2人" not in text
+
+
+def test_the_home_page_offers_a_new_table_while_games_are_recruiting_too(
+    web: httpx.Client,
+) -> None:
+    """The walk of a first evening: 新しいゲームを作る was on the home page only while nothing
+    was recruiting; a newcomer on a busy board found no way to make a table of their own."""
+    recruiting_game(web, f"{unique_words()}の募集卓")
+    page = web.get("/").text
+    lobby_part = page.split('class="lobby"', 1)[1].split("</section>", 1)[0]
+    assert 'class="lobby-game"' in lobby_part
+    assert '<a href="/games/new">新しいゲームを作る</a>' in lobby_part

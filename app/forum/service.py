@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Integer, Table, bindparam, func, select, update
+from sqlalchemy import Integer, Table, bindparam, func, inspect, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
@@ -189,8 +189,13 @@ def reserve_numbers(session: Session, thread_id: int, count: int, now: datetime)
         raise NotFound(f"スレッド {thread_id} はありません。")
     # The UPDATE is a Core one, without the ORM's synchronisation of the session (which cost
     # as much as the statement): the one object it would synchronise, if loaded, is set here.
-    loaded = session.identity_map.get(session.identity_key(Thread, thread_id))
-    if isinstance(loaded, Thread):
+    # Found by iterating the session and inspecting each object's identity (both public,
+    # and neither loads an expired attribute).
+    key = (thread_id,)
+    loaded = next(
+        (o for o in session if isinstance(o, Thread) and inspect(o).identity == key), None
+    )
+    if loaded is not None:
         set_committed_value(loaded, "post_count", taken)
         set_committed_value(loaded, "last_post_at", now)
     return int(taken) - count + 1

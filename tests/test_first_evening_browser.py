@@ -26,6 +26,7 @@ from app.games import GAMES
 from app.games.kit.howto import rules_path
 from app.gm import lobby
 from tests.conftest import TEST_SECRET, ApiUser, LiveServer, api_user, unique_name
+from tests.test_tables_browser import log_in
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -263,14 +264,6 @@ def bot_table(
         answer = user.post(f"/api/threads/{made.json()['thread_id']}/posts", {"body": line})
         assert answer.status_code == 201 and answer.json()["replies"][0]["ok"], answer.text
     return user, made.json()["id"], made.json()["thread_id"]
-
-
-def log_in(page: Page, name: str) -> None:
-    page.goto("/login")
-    page.fill("input[name=name]", name)
-    page.fill("input[name=password]", "password123")
-    page.click("form.auth-form button[type=submit]")
-    expect(page.locator(".whoami")).to_have_text(f"{name} さん")
 
 
 @pytest.fixture(scope="module")

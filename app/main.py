@@ -298,7 +298,7 @@ def _viewer(request: Request) -> User | None:
     if not token:
         return None
     database: Database = request.app.state.database
-    with database.session() as session:
+    with database.read_session() as session:  # reads only: no write lock on SQLite
         return accounts.user_for_token(session, token, "session")
 
 

@@ -6,6 +6,7 @@ app/web and app/api) and on a small app that uses the same dependencies."""
 from __future__ import annotations
 
 import ast
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
@@ -14,11 +15,13 @@ import pytest
 from fastapi import Depends, FastAPI, HTTPException
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session
 
 from app.accounts import users as accounts
+from app.config import Settings
 from app.db import engine as app_db
+from app.db import migrate
 from app.db.engine import Database
 from app.db.models import Base, Board
 from app.web import deps
@@ -101,6 +104,34 @@ def test_a_reading_transaction_cannot_write(database: Database) -> None:
     finally:
         session.close()
     assert _boards(database) == 0
+
+
+def test_a_reading_transaction_cannot_write_on_the_configured_database(
+    settings: Settings,
+) -> None:
+    """The same on the database the suite runs on (PostgreSQL under ``BBSGM_TEST_DATABASE_URL``:
+    there the reading engine's transactions are ``READ ONLY``). A write in a read would
+    otherwise be lost without a word when the session closes uncommitted."""
+    db = Database(settings.database_url)
+    migrate.upgrade(settings, db.engine)  # as the suite's database fixture (a no-op after it)
+    slug = f"read-only-{uuid.uuid4().hex[:8]}"
+    try:
+        session = db.request_sessionmaker()
+        try:
+            session.add(_board(slug))
+            with pytest.raises(DBAPIError, match=r"(?i)read-?only"):
+                session.flush()
+            session.rollback()
+            session.begin_writes()  # the same pooled connection writes again once asked to
+            session.add(_board(f"{slug}-w"))
+            session.commit()
+        finally:
+            session.close()
+        with db.read_session() as check:
+            made = set(check.scalars(select(Board.slug).where(Board.slug.startswith(slug))))
+        assert made == {f"{slug}-w"}
+    finally:
+        db.dispose()
 
 
 def _app(database: Database) -> FastAPI:

@@ -402,10 +402,11 @@ class RequestLimits:
       (chunked) is read up to the limit;
     - at most ``max_in_flight`` requests are inside the app at once; the others wait here, in
       the event loop, holding neither a worker thread nor a database connection. A request
-      holds its session (on SQLite: the write lock, every transaction is BEGIN IMMEDIATE) from
-      the auth dependency to the end of the route, across hops between worker threads; with
-      more requests inside than threads or pooled connections, the holders starved and the
-      rest timed out after 30 s (500s at 64 clients on one process, tests/test_load_*). The
+      holds a pooled connection from its first read to the end of its route, and a write
+      route on SQLite the write lock from its first write to its commit, across hops between
+      worker threads; with more requests inside than threads or pooled connections, the
+      holders starved and the rest timed out after 30 s (500s at 64 clients on one process,
+      tests/test_load_*). The
       body is read before a place is taken, so slow uploads cannot hold places, and the place
       is given back when the answer starts (a live event stream holds none);
     - a 429 answer gets the ``Retry-After`` that ``enforce`` left in the request state.

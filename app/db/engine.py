@@ -222,7 +222,10 @@ class SerialisedConnection(sqlite3.Connection):
 
 
 # The execution option of a reading engine (``Database.read_engine``): its transactions only
-# read. On SQLite they begin with a plain (deferred) ``BEGIN``; elsewhere it changes nothing.
+# read. On SQLite they begin with a plain (deferred) ``BEGIN`` with ``PRAGMA query_only`` on;
+# on PostgreSQL the reading engine also sets the dialect's ``postgresql_readonly`` (``SET
+# TRANSACTION READ ONLY``), so a write there fails at once on both, instead of being lost
+# when the session closes without a commit.
 READ_ONLY = "bbsgm_read_only"
 
 
@@ -306,8 +309,11 @@ class Database:
         self.url = url
         self.engine = make_engine(url, **engine_kwargs)
         self.sessionmaker = sessionmaker(self.engine, expire_on_commit=False)
-        # The same pool; on SQLite its transactions begin deferred (``READ_ONLY``).
-        self.read_engine = self.engine.execution_options(**{READ_ONLY: True})
+        # The same pool; its transactions only read (``READ_ONLY``).
+        read_options: dict[str, Any] = {READ_ONLY: True}
+        if self.engine.dialect.name == "postgresql":
+            read_options["postgresql_readonly"] = True
+        self.read_engine = self.engine.execution_options(**read_options)
         self.read_sessionmaker = sessionmaker(self.read_engine, expire_on_commit=False)
         self.request_sessionmaker = sessionmaker(
             self.engine,

@@ -36,7 +36,7 @@ from app.gm import service as gm
 from app.i18n import N_
 from app.web import deps, http_cache, thread_cache
 from app.web.common import CSRF_MESSAGE, render
-from app.web.deps import DatabaseDep, PageUser, ReadSession, SettingsDep
+from app.web.deps import PageUser, ReadSession, SettingsDep
 from app.web.messages import game_title
 
 router = APIRouter(include_in_schema=False)
@@ -140,20 +140,16 @@ def archive_page(
 def search_page(
     request: Request,
     session: ReadSession,
-    database: DatabaseDep,
     settings: SettingsDep,
     user: PageUser,
     q: Annotated[str, Query(max_length=MAX_QUERY_CHARS * 2)] = "",
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
 ) -> Response:
     error, code, result = None, 200, None
-    # The signed-in user was read in the request's session, whose transaction on SQLite holds
-    # the write lock: ended before the search, not after the page is rendered.
     try:
-        # Only reads: on SQLite it takes no write lock (a search reads the posts beyond the
-        # index with LIKE, as many as the indexer has not reached).
-        with database.read_session() as reading:
-            result = search(reading, q, page=page, posts_per_page=settings.posts_per_page)
+        # The request's reading session: on SQLite no write lock (a search reads the posts
+        # beyond the index with LIKE, as many as the indexer has not reached).
+        result = search(session, q, page=page, posts_per_page=settings.posts_per_page)
     except ServiceError as exc:
         error, code = exc.message, exc.status
     return render(

@@ -54,6 +54,7 @@ def user_page(
 def ratings_page(
     request: Request, kind: KindName, session: ReadSession, database: DatabaseDep, user: PageUser
 ) -> Response:
+    gm.game_impl(kind)  # an unknown kind is refused before any rating is written
     ratings.bring_up_to_date(database)
     key, rows = _ranking(session, kind)
     return render(
@@ -79,6 +80,7 @@ def user_json(name: UserName, session: ReadSession, database: DatabaseDep) -> di
 @api_router.get("/ratings/{kind}")
 def ratings_json(kind: KindName, session: ReadSession, database: DatabaseDep) -> dict[str, Any]:
     """The kind's ranking: settled players first, then provisional ones, by mu − 3·sigma."""
+    gm.game_impl(kind)  # an unknown kind is refused before any rating is written
     ratings.bring_up_to_date(database)
     key, rows = _ranking(session, kind)
     return {

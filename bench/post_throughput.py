@@ -317,6 +317,11 @@ def kind_feeds(db: Database, kind: str, clients: int) -> tuple[list[Feed], int]:
                 for i in range(seats):
                     player = session.get(User, users[f"{prefix}{i}"][0])
                     assert player is not None
+                    if kind == "cardbattle":  # decks come from collections (docs/cards.md)
+                        from tests.support.cardbattle import hold
+
+                        names_held = played.options["collections"][f"{prefix}{i}"]
+                        hold(session, player, names_held)
                     gm.submit_post(session, game.thread_id, player, "JOIN", SECRET)
                 gm.submit_post(session, game.thread_id, master, "START", SECRET)
                 session.commit()

@@ -49,6 +49,12 @@ HOWTOS: dict[str, Howto] = {
 }
 
 
+def howto_kinds() -> list[Game]:
+    """The kinds a newcomer can read the 遊び方 of, in the site's order: the lobby links each
+    (templates/includes/lobby.html)."""
+    return [game for game in GAMES.values() if game.kind in HOWTOS]
+
+
 @dataclass(frozen=True)
 class CommandRow:
     """A verb as the page lists it: its spellings (from the grammar), what it does, who

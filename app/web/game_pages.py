@@ -302,7 +302,10 @@ def new_game_page(
 
 
 @router.get("/games/new")
-def new_game_form(request: Request, user: PageUser, kind: str = "") -> Response:
+def new_game_form(
+    request: Request, user: PageUser, kind: Annotated[str, Query(max_length=64)] = ""
+) -> Response:
+    """``?kind=`` preselects a kind (a 遊び方 page's このゲームの卓を作る)."""
     return new_game_page(request, user, {"kind": kind, "title": ""})
 
 

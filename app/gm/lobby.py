@@ -41,14 +41,16 @@ class Table:
     seated: bool  # the reader has a seat already
 
 
-def recruiting(session: Session, user: User | None, limit: int = RECRUITING_SHOWN) -> list[Table]:
-    """Recruiting games, newest first: seats taken of the most the kind seats, the bots
-    among them (docs/forum.md)."""
+def recruiting(
+    session: Session, user: User | None, limit: int = RECRUITING_SHOWN, kind: str | None = None
+) -> list[Table]:
+    """Recruiting games, newest first (of one kind, for its 遊び方 page): seats taken of the
+    most the kind seats, the bots among them (docs/forum.md)."""
+    query = select(Game).where(Game.status == "recruiting")
+    if kind is not None:
+        query = query.where(Game.kind == kind)
     games = session.scalars(
-        select(Game)
-        .where(Game.status == "recruiting")
-        .order_by(Game.created_at.desc(), Game.id.desc())
-        .limit(limit)
+        query.order_by(Game.created_at.desc(), Game.id.desc()).limit(limit)
     ).all()
     tables = []
     for game in games:

@@ -27,7 +27,7 @@ from app.i18n import N_, gettext
 from app.web import deps
 from app.web.common import CSRF_MESSAGE, game_panel, redirect, render
 from app.web.deps import PageUser, ReadSession, SettingsDep, WriteSession
-from app.web.howto_pages import HOWTOS
+from app.web.howto_pages import HOWTOS, howto_kinds
 
 router = APIRouter(include_in_schema=False)
 
@@ -255,6 +255,7 @@ def games_list(
         user,
         games=games,
         tables=tables,
+        howto_kinds=howto_kinds(),
         page=current,
         kinds=all_games(),
         status=status or "",
@@ -301,7 +302,10 @@ def new_game_page(
 
 
 @router.get("/games/new")
-def new_game_form(request: Request, user: PageUser, kind: str = "") -> Response:
+def new_game_form(
+    request: Request, user: PageUser, kind: Annotated[str, Query(max_length=64)] = ""
+) -> Response:
+    """``?kind=`` preselects a kind (a 遊び方 page's このゲームの卓を作る)."""
     return new_game_page(request, user, {"kind": kind, "title": ""})
 
 

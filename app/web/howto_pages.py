@@ -6,7 +6,8 @@ The prose (what the game is, setup, a turn, the end) is the kind's template
 game itself when the page is made: the command list from its grammar's verbs (with the help
 and example lines of ``app/games/<kind>/howto.py``), the house content from its content files,
 and the worked first turn by playing its lines through the game's own API with a fixed seed.
-The page shows only house content and fixed lines, no user text.
+The page shows house content and fixed lines; its only user text is the titles of the kind's
+recruiting tables, under このゲームの卓を作る (/games/new?kind=<kind> preselects the kind).
 """
 
 from __future__ import annotations
@@ -34,11 +35,13 @@ from app.games.kit.howto import (
 )
 from app.games.kit.howto import play_first_turn as play
 from app.games.populous.howto import HOWTO as POPULOUS
+from app.gm import lobby
 from app.web.common import render
-from app.web.deps import PageUser
+from app.web.deps import PageUser, ReadSession
 
 router = APIRouter(include_in_schema=False)
 log = logging.getLogger(__name__)
+TABLES_SHOWN = 5  # the kind's newest recruiting tables; the rest are on /games
 
 HOWTOS: dict[str, Howto] = {
     "eitsuku": EITSUKU,
@@ -47,6 +50,12 @@ HOWTOS: dict[str, Howto] = {
     "idolwp": IDOLWP,
     "cardbattle": CARDBATTLE,
 }
+
+
+def howto_kinds() -> list[Game]:
+    """The kinds a newcomer can read the 遊び方 of, in the site's order: the lobby links each
+    (templates/includes/lobby.html)."""
+    return [game for game in GAMES.values() if game.kind in HOWTOS]
 
 
 @dataclass(frozen=True)
@@ -94,7 +103,10 @@ def first_turn(kind: str) -> tuple[ShownPost, ...]:
 
 @router.get(rules_path("{kind}"))
 def howto_page(
-    request: Request, kind: Annotated[str, Path(max_length=40)], user: PageUser
+    request: Request,
+    kind: Annotated[str, Path(max_length=40)],
+    session: ReadSession,
+    user: PageUser,
 ) -> Response:
     game = GAMES.get(kind)
     howto = HOWTOS.get(kind)
@@ -112,4 +124,7 @@ def howto_page(
         first_turn=first_turn(kind),
         sections=howto.content(),
         other_kinds=[other for other in GAMES.values() if other.kind != kind],
+        # Where to play it: a new table of this kind, or one of its recruiting tables.
+        new_table=f"/games/new?kind={kind}",
+        tables=lobby.recruiting(session, user, limit=TABLES_SHOWN, kind=kind),
     )

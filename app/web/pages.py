@@ -33,6 +33,7 @@ from app.web.common import (
     thread_context,
 )
 from app.web.deps import DatabaseDep, PageUser, ReadSession, SettingsDep, WriteSession
+from app.web.howto_pages import howto_kinds
 
 router = APIRouter(include_in_schema=False)
 NO_REPLY = N_("（命令の行がないので、ボットは答えません）")
@@ -58,7 +59,9 @@ def switch_language(code: str, settings: SettingsDep, next: str = "/") -> Respon
 def index(request: Request, session: ReadSession, user: PageUser) -> Response:
     boards = forum.list_boards(session)
     tables = lobby.recruiting(session, user)
-    return render(request, "forum/index.html", user, boards=boards, tables=tables)
+    return render(
+        request, "forum/index.html", user, boards=boards, tables=tables, howto_kinds=howto_kinds()
+    )
 
 
 @router.get("/boards/{slug}")

@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import expect
 
 from app.games import GAMES
 from app.games.kit.howto import rules_path
 from tests.conftest import LiveServer, api_user, unique_name
 from tests.test_first_evening_browser import Phone, register
+from tests.test_first_evening_browser import phone as phone  # the fixture, shared
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -25,14 +24,6 @@ pytestmark = pytest.mark.browser
 
 if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
     pytest.skip("Debian's chromium is missing (.ci/test installs it)", allow_module_level=True)
-
-
-@pytest.fixture
-def phone(browser: Browser, live_server: LiveServer, tmp_path: Path) -> Iterator[Phone]:
-    opened = Phone(browser, live_server, tmp_path)
-    yield opened
-    opened.context.close()
-    assert opened.errors == [], f"JavaScript, CSP or loading errors in the page: {opened.errors}"
 
 
 @pytest.mark.parametrize("kind", ["eleusis"])

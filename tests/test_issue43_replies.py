@@ -422,3 +422,17 @@ def test_a_refused_play_names_the_cards_without_telling_the_thread_the_hand(
     assert reply is not None and not reply.reply_ok
     assert f"{hand[0]} {absent} のうち手札にないカードがあります" in reply.body
     assert "あなたの手元" in reply.body
+
+
+def test_an_event_that_names_whom_the_game_waits_for_spares_the_手番待ち_line() -> None:
+    """Whose turn is said once: by a "turn" event's seat, or by any event's ``waiting`` list
+    (a sealed step's 「選びました(待っている人: 次郎、花子)」); a private event says nothing
+    to the thread, so it spares nothing."""
+    from app.games.base import event, private_event
+    from app.gm.working import told_waiting
+
+    assert told_waiting([event("turn", "次の手番: 花子さん。", seat=2)]) == {2}
+    picked = event("pick", "太郎が選びました(待っている人: 次郎、花子)。", waiting=[1, 2])
+    assert told_waiting([picked]) == {1, 2}
+    assert told_waiting([event("pick", "太郎が選びました。")]) == set()
+    assert told_waiting([private_event("turn", "あなたの番", 1)]) == set()

@@ -760,7 +760,9 @@ def _state_key(error: UnexpectedInput) -> tuple[int, ...] | None:
 
 
 def event(kind: str, text: str, **extra: Any) -> dict[str, Any]:
-    """A public event of a move: its ``text`` goes into the bot's reply for everyone."""
+    """A public event of a move: its ``text`` goes into the bot's reply for everyone. A text
+    that says whom the game now waits for carries them as ``waiting=[seat, …]`` (or is a
+    ``"turn"`` event with its ``seat``): the reply then adds no 手番待ち line naming them again."""
     return {"type": kind, "text": text, **extra}
 
 

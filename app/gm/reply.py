@@ -141,7 +141,7 @@ def success_text(session: Session, sub: Submission, work: Working) -> str:
         seats = impl.waiting_for(work.state)
         waiting = [work.seats[i].name for i in seats]
         # Not when the move's own event has just said whose turn it is (work.turn_told).
-        if waiting and not show_board and list(seats) != work.turn_told:
+        if waiting and not show_board and sorted(seats) != work.turn_told:
             lines.append("手番待ち: " + "、".join(waiting))
         if game.deadline_at is not None:
             lines.append(f"期限: {format_bbs_time(game.deadline_at)}")

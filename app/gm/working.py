@@ -75,7 +75,7 @@ class Working:
     board_changed: bool = False
     # BOARD / 盤面 was asked: the reply carries the full board, not the compact one of a turn.
     board_asked: bool = False
-    # The seats the last applied command's own "turn" event named (「次の手番: 花子さん。」):
+    # The seats the last applied command's own events said the game waits for (told_waiting):
     # the reply then says no 手番待ち line for the same seats (issue #43: one line, not two).
     turn_told: list[int] = field(default_factory=list)
     # Set by success_text: the reply shows the board, and beside it its picture.
@@ -159,11 +159,7 @@ def apply_game_command(
     # One event a line: the first beside the command, each further one on a line of its own.
     public = "\n".join(str(e["text"]) for e in events if e.get("text") and not e.get("private"))
     private = "\n".join(str(e["text"]) for e in events if e.get("text") and e.get("private"))
-    work.turn_told = [
-        e["seat"]
-        for e in events
-        if e.get("type") == "turn" and not e.get("private") and isinstance(e.get("seat"), int)
-    ]
+    work.turn_told = sorted(told_waiting(events))
     shown = "（封印）" if sealed else line
     work.public.append(f"✔ {shown}{proxy} → {public}" if public else f"✔ {name}{proxy}: {shown}")
     if private:
@@ -171,6 +167,22 @@ def apply_game_command(
     if impl.is_over(state):
         work.status = "finished"
         work.public.append("ゲーム終了！")
+
+
+def told_waiting(events: list[dict[str, Any]]) -> set[int]:
+    """The seats the move's public events said the game now waits for: a "turn" event's
+    ``seat`` (「次の手番: 花子さん。」), or any event's ``waiting`` list (「選びました(待っている人:
+    次郎、花子)」, app.games.base.event)."""
+    told: set[int] = set()
+    for e in events:
+        if e.get("private"):
+            continue
+        if e.get("type") == "turn" and isinstance(e.get("seat"), int):
+            told.add(e["seat"])
+        waiting = e.get("waiting")
+        if isinstance(waiting, list):
+            told.update(seat for seat in waiting if isinstance(seat, int))
+    return told
 
 
 class _Watched(Rng):

@@ -439,12 +439,14 @@ def test_seed_hash_at_start_and_seed_revealed_at_the_end(
     assert digest in start_reply.body and game.seed not in start_reply.body
     _, reply = post(session, game, started["gm"], "ABORT")
     assert reply is not None and game.seed in reply.body
+    # Revealed once, to be checked against the START post's digest, which is not repeated.
+    assert digest not in reply.body
 
 
 # --- the bot's reply in the room of one post (docs/gm.md, Sealed commands) ----------------
 
 _HEAD = [">>5", "太郎: 役者の山から 役者5 をスカウトしました。"]
-_CLOSING = ["", "【最終結果】", "1位 太郎 12点", "", "乱数の種: abc", "（SHA-256: 00）"]
+_CLOSING = ["", "【最終結果】", "1位 太郎 12点", "", "乱数の種: abc"]
 
 
 def test_a_reply_that_fits_is_kept_whole() -> None:

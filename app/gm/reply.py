@@ -226,7 +226,9 @@ def closing_lines(session: Session, game: Game, impl: GameImpl) -> list[str]:
         )
     )
     if game.started_at is not None:
-        lines += ["", f"乱数の種: {game.seed}", f"（SHA-256: {seed_hash(game.seed)}）"]
+        # The START post gave the seed's SHA-256 (app.gm.platform): a reader checks the seed
+        # against that, so the closing post does not print the digest again (issue #43).
+        lines += ["", f"乱数の種: {game.seed}"]
     hidden = impl.epilogue(game.state) if game.state is not None else []
     if sealed or hidden:
         lines += ["", EPILOGUE]

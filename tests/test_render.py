@@ -66,3 +66,39 @@ def test_quote_in_url_cannot_break_out_of_attribute() -> None:
     html = render_body('https://e.com/"onmouseover="x', href)
     assert 'onmouseover="x' not in html.replace("&#34;", "")
     assert 'href="https://e.com/"' in html
+
+
+# --- the site's pages named by their path (the bot's replies, the guide) ------------------
+
+
+def test_a_site_path_the_bot_names_is_a_link_to_that_page() -> None:
+    html = render_body("マップはゲームページで: /games/3", href)
+    assert html.endswith('<a class="site-path" href="/games/3">/games/3</a>')
+    howto = render_body("遊び方: /games/eitsuku/howto。", href)
+    assert '<a class="site-path" href="/games/eitsuku/howto">/games/eitsuku/howto</a>。' in howto
+    new = render_body("（/games/new?kind=eitsuku から）", href)
+    assert 'href="/games/new?kind=eitsuku"' in new and new.endswith("</a> から）")
+    for path in ("/games", "/archive", "/ratings/populous", "/cards", "/me", "/threads/12"):
+        assert f'href="{path}"' in render_body(f"{path} を見てください", href), path
+
+
+def test_only_the_allowed_shapes_are_site_paths_never_inside_a_word_or_a_url() -> None:
+    for text in (
+        "x/games/3",
+        "//evil.example/games/3",
+        "javascript:/games/1",
+        "/games/3/board.svg",
+        "/games/3.5",
+        "/gamesx",
+        "/ratings/種類",
+        "/admin",
+        "/me/turns",
+    ):
+        assert 'class="site-path"' not in render_body(text, href), text
+    url = render_body("https://example.com/games/3", href)
+    assert 'href="https://example.com/games/3"' in url and "site-path" not in url
+
+
+def test_a_quote_after_a_site_path_cannot_reach_the_attribute() -> None:
+    html = render_body('/games/1"onmouseover="x', href)
+    assert html.startswith('<a class="site-path" href="/games/1">/games/1</a>&#34;onmouseover=')

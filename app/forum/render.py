@@ -1,4 +1,5 @@
-"""Post bodies as HTML: escaped plain text, line breaks, ``>>N`` anchors and autolinked URLs."""
+"""Post bodies as HTML: escaped plain text, line breaks, ``>>N`` anchors, autolinked URLs and
+the site's own pages named by their path (``/games/12``, ``/games/eitsuku/howto``)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,28 @@ from collections.abc import Callable
 
 from markupsafe import Markup, escape
 
+# The site's pages a post may name by their path alone (the bot's replies point at the game
+# page, the guide at the 遊び方 pages): an allow-list of fixed shapes, linked root-relative as
+# the thread's own links are. A path inside a word or a URL (``a/games``, ``//host/games``,
+# ``x:/games``) or going on past its shape (``/games/3/x``, ``/games/3.5``) is not one.
+_SITE_PATHS = (
+    r"games(?:/(?:new(?:\?kind=[a-z]{2,20})?|[0-9]{1,9}|[a-z]{2,20}/howto(?:\?lang=en)?))?",
+    r"threads/[0-9]{1,9}",
+    r"archive(?:/[0-9]{1,9})?",
+    r"ratings/[a-z]{2,20}",
+    r"cards",
+    r"me",
+)
+_SITE_PATH = (
+    r"(?<![A-Za-z0-9_/.:~%@-])/(?:"
+    + "|".join(_SITE_PATHS)
+    + r")(?![A-Za-z0-9_/?=&%-]|\.[A-Za-z0-9])"
+)
 # >>12, ＞＞１２, >>3-5 (a range links to its first post).
 _TOKEN = re.compile(
     r"(?P<anchor>[>＞]{2}(?P<n>[0-9０-９]{1,6})(?:[-ー−][0-9０-９]{1,6})?)"
     r"|(?P<url>https?://[^\s<>\"'`\u3000-\u303f\uff01-\uff60]+)"
+    rf"|(?P<path>{_SITE_PATH})"
 )
 _TRAILING_PUNCT = ".,;:!?)]}"
 
@@ -37,6 +56,9 @@ def render_body(body: str, anchor_href: AnchorHref) -> Markup:
                 f'<a class="anchor" href="{escape(anchor_href(number))}" '
                 f'data-anchor="{number}">{escape(match.group("anchor"))}</a>'
             )
+        elif match.group("path"):
+            path = match.group("path")
+            out.append(f'<a class="site-path" href="{escape(path)}">{escape(path)}</a>')
         else:
             url, rest = _split_url(match.group("url"))
             if url.endswith("//"):  # nothing but punctuation after the scheme

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import event
 
+from app.db.engine import READ_ONLY, Database
 from tests.conftest import LiveServer, unique_name
 
 TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
@@ -266,3 +270,44 @@ def test_unread_markers_count_posts_since_the_last_visit(live_server: LiveServer
             row = reader.get("/boards/lobby").text
             row = row[row.index(marker) :].split("</li>")[0]
             assert "新着 2" in row and f"#{2}" in row
+
+
+def test_the_post_form_commits_without_waiting_for_the_event_loop(
+    browser: httpx.Client, live_server: LiveServer, database: Database
+) -> None:
+    """The form's post, its game's answer and their commit run in one worker thread
+    (deps.unit_of_work_in_one_thread): no turn of the event loop comes between the first
+    write and the commit, which on SQLite would hold the write lock for every other post
+    while the loop serves others. Each write transaction, as it begins, holds the server's
+    loop (a callback that blocks it until that transaction commits, 10 s at most): the
+    commit must come while the loop is still held, not after it was let go."""
+    register(browser)
+    where = new_thread(browser, "chat", unique_name("t"), "一番目")
+    page = browser.get(where)
+    loop = live_server.server.servers[0].get_loop()
+    late: list[bool] = []
+
+    def hold(committed: threading.Event, let_go: threading.Event) -> None:
+        committed.wait(timeout=10)
+        let_go.set()
+
+    def began(conn: Any) -> None:
+        if not conn.get_execution_options().get(READ_ONLY, False):
+            conn.info["held"] = held = (threading.Event(), threading.Event())
+            loop.call_soon_threadsafe(hold, *held)
+
+    def committed(conn: Any) -> None:
+        if "held" in conn.info:
+            done, let_go = conn.info.pop("held")
+            late.append(let_go.is_set())
+            done.set()
+
+    event.listen(database.engine, "begin", began)
+    event.listen(database.engine, "commit", committed)
+    try:
+        reply = browser.post(f"{where}/posts", data={"body": "二番目", "csrf_token": csrf(page)})
+    finally:
+        event.remove(database.engine, "begin", began)
+        event.remove(database.engine, "commit", committed)
+    assert reply.status_code == 303, reply.text
+    assert late and not any(late), late

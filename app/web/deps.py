@@ -78,6 +78,29 @@ async def unit_of_work(
         await run_in_threadpool(session.commit)
 
 
+async def unit_of_work_in_one_thread(session: RequestSession, work: Callable[[], T]) -> T:
+    """``unit_of_work`` for a route that does its whole work in ``work``: the writes begin,
+    ``work`` runs and the transaction commits (or, if it raises, rolls back) in **one**
+    worker thread. With ``WriteSession`` a sync route runs in one thread and the commit in
+    another, after the event loop has got round to it: on SQLite the write lock is held
+    across that wait, and every other post waits with it (the browser's post form, the
+    busiest writing page). ``work`` may give up its writes (``session.end_writes()``) to
+    render a refusal; what it has read then commits as a read."""
+
+    def run() -> T:
+        session.begin_writes()
+        try:
+            result = work()
+        except BaseException:
+            session.rollback()
+            raise
+        if session.in_transaction():
+            session.commit()
+        return result
+
+    return await run_in_threadpool(run)
+
+
 # A route that only reads takes ``ReadSession``; one that writes, ``WriteSession`` (its unit
 # of work). Neither commits in the route.
 # Both end when the route returns (``scope="function"``), before the response is sent: a page's

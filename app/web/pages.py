@@ -177,10 +177,10 @@ def _remember_place(
 
 
 @router.post("/threads/{thread_id}/posts")
-def new_post(
+async def new_post(
     request: Request,
     thread_id: int,
-    session: WriteSession,
+    session: ReadSession,
     settings: SettingsDep,
     user: PageUser,
     body: FormText = "",
@@ -188,27 +188,33 @@ def new_post(
     csrf_token: FormText = "",
     return_to: FormText = "",
 ) -> Response:
-    thread = forum.get_thread(session, thread_id)
-    status, error = 200, None
-    if user is None:
-        status, error = 401, N_("書き込むにはログインしてください。")
-    elif not deps.csrf_ok(request, csrf_token):
-        status, error = 403, CSRF_MESSAGE
-    else:
-        try:
-            ratelimit.check_post(session, request, user)
-            post, _replies = gm.submit_post(
-                session, thread.id, user, body, deps.secret_key(request), name=name
-            )
-            last_page = (post.number - 1) // settings.posts_per_page + 1
-            if return_to.startswith("/games/"):
-                return redirect(f"{safe_next(return_to)}#thread-latest")
-            return redirect(f"/threads/{thread.id}?page={last_page}#{post.number}")
-        except ServiceError as exc:
-            session.end_writes()
-            status, error = exc.status, exc.message
-    form = {"body": body, "name": name}
-    return _thread_again(request, session, settings, user, thread_id, form, status, error)
+    """The post form: the post, its game's answer and the commit in one worker thread
+    (``deps.unit_of_work_in_one_thread``), then a redirect to the post."""
+
+    def work() -> Response:
+        thread = forum.get_thread(session, thread_id)
+        status, error = 200, None
+        if user is None:
+            status, error = 401, N_("書き込むにはログインしてください。")
+        elif not deps.csrf_ok(request, csrf_token):
+            status, error = 403, CSRF_MESSAGE
+        else:
+            try:
+                ratelimit.check_post(session, request, user)
+                post, _replies = gm.submit_post(
+                    session, thread.id, user, body, deps.secret_key(request), name=name
+                )
+                last_page = (post.number - 1) // settings.posts_per_page + 1
+                if return_to.startswith("/games/"):
+                    return redirect(f"{safe_next(return_to)}#thread-latest")
+                return redirect(f"/threads/{thread.id}?page={last_page}#{post.number}")
+            except ServiceError as exc:
+                session.end_writes()
+                status, error = exc.status, exc.message
+        form = {"body": body, "name": name}
+        return _thread_again(request, session, settings, user, thread_id, form, status, error)
+
+    return await deps.unit_of_work_in_one_thread(session, work)
 
 
 @router.post("/threads/{thread_id}/preview")

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from app.db.models import Game, Post, User
 from app.forum import moderation
 from app.forum import service as forum
+from app.games.howtos import verb_legends
 from app.gm import service as gm
 from app.gm import turns
 from app.gm.legal import moves_and_tools
@@ -74,6 +75,7 @@ def game_panel(session: Session, game: Game, user: User | None) -> dict[str, Any
         "sealed_legal": sealed_legal,
         "examples": gm.example_lines(game, user),
         "impl": gm.game_impl(game.kind),
+        "legends": verb_legends(game.kind),  # each verb's one-line help, above its buttons
         "waiting": turns.waiting_words(game),  # the status line: 手番待ち / 未提出
     }
 

@@ -21,10 +21,7 @@ from fastapi import APIRouter, HTTPException, Path, Request, Response
 
 from app.games import GAMES
 from app.games.base import CommandSyntaxError, Game, RuleError
-from app.games.cardbattle.howto import HOWTO as CARDBATTLE
-from app.games.eitsuku.howto import HOWTO as EITSUKU
-from app.games.eleusis.howto import HOWTO as ELEUSIS
-from app.games.idolwp.howto import HOWTO as IDOLWP
+from app.games.howtos import HOWTOS
 from app.games.kit.howto import (
     PLATFORM_COMMANDS,
     CommandHelp,
@@ -34,7 +31,6 @@ from app.games.kit.howto import (
     verb_groups,
 )
 from app.games.kit.howto import play_first_turn as play
-from app.games.populous.howto import HOWTO as POPULOUS
 from app.gm import lobby
 from app.web.common import render
 from app.web.deps import PageUser, ReadSession
@@ -42,14 +38,6 @@ from app.web.deps import PageUser, ReadSession
 router = APIRouter(include_in_schema=False)
 log = logging.getLogger(__name__)
 TABLES_SHOWN = 5  # the kind's newest recruiting tables; the rest are on /games
-
-HOWTOS: dict[str, Howto] = {
-    "eitsuku": EITSUKU,
-    "eleusis": ELEUSIS,
-    "populous": POPULOUS,
-    "idolwp": IDOLWP,
-    "cardbattle": CARDBATTLE,
-}
 
 
 def howto_kinds() -> list[Game]:

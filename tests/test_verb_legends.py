@@ -12,6 +12,7 @@ import pytest
 
 from app.db.engine import Database
 from app.games import find_game
+from app.games.base import Actor
 from app.games.howtos import HOWTOS, verb_legends
 from tests.conftest import LiveServer
 from tests.support.fuzz_states import PLAYERS, script
@@ -32,7 +33,8 @@ def test_every_verb_a_legal_line_can_start_with_has_its_help(kind: str) -> None:
     for stop in played.stops:
         if stop.state is None:
             continue
-        for actor in [*(str(seat) for seat in range(PLAYERS[kind])), "gm"]:
+        actors: list[Actor] = [*range(PLAYERS[kind]), "gm"]
+        for actor in actors:
             thread, sealed = impl.legal_split(stop.state, actor)
             for line in [*thread, *sealed]:
                 if line.split(" ")[0] not in legends:

@@ -1001,7 +1001,8 @@ def _place(state: State, seat: int, command: Place, events: Events) -> None:
         _pieces(state, square).append([seat, "w"])
     counts = Counter(command.squares)
     where = "・".join(
-        f"{sq}({terrain(state, sq)})" + (f"×{n}" if n > 1 else "") for sq, n in counts.items()
+        f"{sq}({terrain(state, sq)})" + (f"×{n}" if n > 1 and len(counts) > 1 else "")
+        for sq, n in counts.items()
     )
     paid = f"、食料{cost}を支払い" if cost else ""
     events.append(event("place", f"{where}にワーカー{len(command.squares)}個{paid}。"))
@@ -1806,7 +1807,7 @@ def _prompt(state: State) -> str:
         return f"次: {name}は {' / '.join(parts)} か END"
     if step == "war":
         squares = "・".join(_contested(state))
-        return f"次: {name}は {squares} で WAR か MEDIATE(調停)"
+        return f"次: {name}は係争マス {squares} で WAR(戦争)か MEDIATE(調停)"
     if step == "town":
         return f"次: {name}の決算 TOWN <マス>({'・'.join(town_options(state, seat))})"
     if step == "reveal":

@@ -1435,3 +1435,73 @@ def test_view_public_and_private() -> None:
     assert 1 <= theirs["round"] <= 12
     assert set(theirs["players"][1]["resources"]) == {"情熱", "食料", "信仰", WRATH}
     assert len(theirs["map"]) == 10
+
+
+# --------------------------------------------------------------------------- the thread's lines
+
+
+def public(events: Events) -> list[dict[str, Any]]:
+    return [e for e in events if e.get("text") and not e.get("private")]
+
+
+def test_a_sealed_choice_says_in_one_line_whom_the_step_still_waits_for() -> None:
+    """Issue #43: 「Aが選択(残り: B、C)」 carries waiting=[seats], so the reply adds no
+    「手番待ち: B、C」 beneath it; the last choice of a pick opens the next one for everyone."""
+    state = game.setup(NAMES[:3], {}, Rng("th", 0))
+    seq = 1
+    while state["phase"] == "race":
+        state = go(state, state["turn"], f"RACE {RACES[state['turn']]}", seq)
+        seq += 1
+    state, events = play(state, 0, f"PICK {state['draft']['packs'][0][0]}", 2, sealed=True)
+    [said] = public(events)
+    assert said["text"] == "Aが選択(残り: B、C)" and said["waiting"] == [1, 2]
+    state, _ = play(state, 1, f"PICK {state['draft']['packs'][1][0]}", 3, sealed=True)
+    state, events = play(state, 2, f"PICK {state['draft']['packs'][2][0]}", 4, sealed=True)
+    [said] = public(events)
+    assert "ドラフト(2/5): 全員 封印して PICK <スキル>" in said["text"]
+    assert said["waiting"] == game.waiting_for(state) == [0, 1, 2]
+
+
+def test_the_cubes_reveal_is_one_line_and_the_first_turn_is_left_to_the_board() -> None:
+    """Every split on one line; the round's first turn names nobody (the reply carries the
+    board of the new phase, which says whose turn it is)."""
+    state = game.setup(NAMES[:3], {}, Rng("cu", 0))
+    seq = 1
+    while state["phase"] == "race":
+        state = go(state, state["turn"], f"RACE {RACES[state['turn']]}", seq)
+        seq += 1
+    while state["phase"] == "draft":
+        for seat in game.waiting_for(state):
+            pick = f"PICK {state['draft']['packs'][seat][0]}"
+            state, _ = play(state, seat, pick, seq, sealed=True)
+            seq += 1
+    state, events = play(state, 0, "CUBES 情熱 6 食料 1 信仰 0", sealed=True)
+    assert [e["text"] for e in public(events)] == ["Aが配分(残り: B、C)"]
+    state, _ = play(state, 1, "CUBES 情熱 0 食料 1 信仰 6", sealed=True)
+    state, events = play(state, 2, "CUBES 情熱 2 食料 3 信仰 2", sealed=True)
+    texts_said = [e["text"] for e in public(events)]
+    assert texts_said == [
+        "配分: A 情熱6 食料1 信仰0、B 情熱0 食料1 信仰6、C 情熱2 食料3 信仰2。",
+        "準備完了。",
+    ]
+    turn = [e for e in events if e["type"] == "turn"]
+    assert turn and turn[0]["text"] == "" and "waiting" not in turn[0]
+
+
+def test_each_step_ends_with_one_prompt_line_naming_whom_the_game_waits_for() -> None:
+    """「次: A…」 after every step, with waiting=[the active seat]; the turn passed in the
+    middle of a round names the next player the same way."""
+    state, events = play(situation(0), 0, "AREA 2 4")
+    last = public(events)[-1]
+    assert last["text"] == "次: Aの配置 PLACE <マス>…(24a/b/c)" and last["waiting"] == [0]
+    state, events = play(state, 0, "PLACE 24c")
+    last = public(events)[-1]
+    assert last["text"] == "次: Aの手札 PLAY / FACEDOWN / NEWGEN" and last["waiting"] == [0]
+    state = situation(0, hand=["祝福"])
+    state["start"] = 0
+    state = go(go(state, 0, "AREA 2 4"), 0, "PLACE 24c")
+    state, events = play(state, 0, "PLAY 祝福")
+    assert state["turn"] == 1
+    last = public(events)[-1]
+    assert last["type"] == "turn" and last["waiting"] == [1]
+    assert last["text"] == "次: Bのエリア AREA <数> <数>(2・4以外)"

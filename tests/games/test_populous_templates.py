@@ -311,6 +311,88 @@ def test_summary_never_tells_a_secret_even_from_a_private_view(label: str) -> No
     assert "手札:" not in public and "[" not in public.replace("[創世]", "")
 
 
+# --------------------------------------------------------------------------- the compact summary
+
+
+PAGE = "/games/7"
+
+
+def compact(label: str, viewer: Viewer = None) -> str:
+    return render_board_summary(game, view(label, viewer), compact=True, game_page=PAGE)
+
+
+def _five_players() -> State:
+    """A 5-player game at its first turn (the longest compact board)."""
+    state = game.setup(["一郎", "二郎", "三郎", "四郎", "五郎"], {}, Rng("five", 0))
+    seq = 0
+    while state["phase"] != "play":
+        seq += 1
+        seat = game.waiting_for(state)[0]
+        sealed = state["phase"] in ("draft", "cubes")
+        line = (game.sealed_legal if sealed else game.legal)(state, seat)[0]
+        state, _ = game.apply(state, seat, game.parse(line), Rng("five", seq), sealed=sealed)
+    return state
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_compact_summary_is_half_a_phone_screen_and_names_the_game_page(label: str) -> None:
+    """The board a reply carries when the round or phase turns (issue #43): at most 17 lines at
+    390 px (half a phone screen), the game page named on its last line, and nothing secret."""
+    from tests.support.replies import shown_lines
+
+    text = compact(label)
+    assert shown_lines(text) <= 17, text
+    assert text.splitlines()[-1] == f"マップ・世代・スキル: {PAGE}"
+    assert compact(label, 0) == compact(label, "gm") == text
+    five = render_board_summary(game, game.view(_five_players(), None), compact=True)
+    assert shown_lines(five) <= 17, five
+
+
+@pytest.mark.parametrize("label", ["area", "wrath", "place", "play", "after", "war", "town"])
+def test_compact_summary_gives_the_prompt_and_two_lines_a_player(label: str) -> None:
+    shown = view(label)
+    lines = compact(label).splitlines()
+    assert lines[0] == f"【ポピュラス 草案21】第{shown['round']}/12ラウンド(進行中)"
+    assert lines[1] == shown["prompt"] and shown["prompt"].startswith("次: ")
+    start = shown["players"][shown["start"]]["name"]
+    assert f"山札 {shown['deck']}枚、スタートプレイヤー {start}" in lines
+    for player in shown["players"]:
+        res = player["resources"]
+        first = (
+            f"■{player['name']}({player['race']}) VP {player['vp']} 手札{player['hand_size']}"
+            f" ワーカー{player['workers_home']} タウン{player['towns_home']}"
+        )
+        second = (
+            f"　情熱{res['情熱']} 食料{res['食料']} 信仰{res['信仰']} 神の怒り{res['神の怒り']}"
+            f"、マジョリティ{len(player['majorities'])}"
+        )
+        assert lines[lines.index(first) + 1] == second, label
+
+
+def test_compact_summary_of_the_setup_says_who_is_to_choose() -> None:
+    race = compact("race")
+    assert f"種族選択の番: {view('race')['waiting_for'][0]}さん(RACE <種族>)" in race
+    assert "人間(平地)" in race and "平地の民。" not in race
+    for label in ("draft", "draft-sealed", "cubes"):
+        shown = view(label)
+        assert f"封印待ち: {'、'.join(shown['waiting_for'])}" in compact(label).splitlines()
+    assert "CUBES 情熱 a 食料 b 信仰 c" in compact("cubes")
+
+
+def test_compact_summary_keeps_the_war_of_the_round() -> None:
+    shown = view("last-war")
+    war = shown["last_war"]
+    said = ", ".join(
+        f"{shown['players'][f['seat']]['name']} 戦力{f['strength']} "
+        f"{OUTCOME_JA[war['outcome'][str(f['seat'])]]}"
+        for f in war["fighters"]
+    ).replace(", ", "、")
+    assert (
+        f"第{war['round']}ラウンドの戦争({tile_name(war['area'])}): {said}"
+        in compact("last-war").splitlines()
+    )
+
+
 # --------------------------------------------------------------------------- the board HTML
 
 

@@ -434,7 +434,13 @@ def _race(state: State, seat: int, command: Race, events: Events) -> None:
     index = order.index(seat)
     if index + 1 < len(order):
         state["turn"] = order[index + 1]
-        events.append(event("next", f"次は{_name(state, state['turn'])}が種族を選びます。"))
+        events.append(
+            event(
+                "next",
+                f"次は{_name(state, state['turn'])}が種族を選びます。",
+                waiting=[state["turn"]],
+            )
+        )
         return
     state["phase"] = "draft"
     state["turn"] = state["start"]
@@ -442,8 +448,7 @@ def _race(state: State, seat: int, command: Race, events: Events) -> None:
     events.append(
         event(
             "draft",
-            "スキルのドラフト(1/5): 配られた5枚から1枚を選び、封印して PICK <スキル> を"
-            "送ってください。残りは左隣へ渡ります。",
+            "スキルのドラフトを始めます(配られた5枚から1枚ずつ)。",
         )
     )
 
@@ -462,10 +467,14 @@ def _pick(state: State, seat: int, command: Pick, events: Events) -> None:
     if secret.is_complete(step):
         _finish_pick(state, events)
     else:
-        waiting = "、".join(_name(state, s) for s in secret.missing(step))
-        events.append(
-            event("sealed", f"{_name(state, seat)}が選びました(待っている人: {waiting})。")
-        )
+        events.append(_sealed(state, seat, "選択"))
+
+
+def _sealed(state: State, seat: int, done: str) -> dict[str, Any]:
+    """A sealed choice in: who chose, and whom the step still waits for (one line)."""
+    missing = secret.missing(state["secret"])
+    waiting = "、".join(_name(state, s) for s in missing)
+    return event("sealed", f"{_name(state, seat)}が{done}(残り: {waiting})", waiting=missing)
 
 
 def _finish_pick(state: State, events: Events) -> None:
@@ -479,11 +488,13 @@ def _finish_pick(state: State, events: Events) -> None:
     if draft["packs"][0]:
         draft["pick"] = done + 1
         state["secret"] = secret.open_step("draft", range(len(state["players"])))
+        everyone = list(range(len(state["players"])))
         events.append(
             event(
                 "draft",
-                f"全員が選びました。残りを左隣へ渡します。ドラフト({done + 1}/5): 封印して "
-                "PICK <スキル>。",
+                f"全員が選び、残りを左隣へ渡しました。ドラフト({done + 1}/5): 全員 封印して "
+                "PICK <スキル>",
+                waiting=everyone,
             )
         )
         return
@@ -493,8 +504,7 @@ def _finish_pick(state: State, events: Events) -> None:
     events.append(
         event(
             "cubes",
-            "ドラフト終了: 各自スキル7枚(基本2枚と選んだ5枚)を伏せて持っています。"
-            "次はリソースの配分: 封印して CUBES 情熱 a 食料 b 信仰 c(合計7、各6まで)。",
+            "ドラフト終了: 各自スキル7枚(基本2枚と選んだ5枚)を伏せて持っています。",
         )
     )
 
@@ -517,27 +527,20 @@ def _cubes(state: State, seat: int, command: Cubes, events: Events) -> None:
     secret.seal(step, seat, list(values))
     events.append(private_event("cubes", f"配分: {command.canonical()[6:]}", seat))
     if not secret.is_complete(step):
-        waiting = "、".join(_name(state, s) for s in secret.missing(step))
-        events.append(
-            event("sealed", f"{_name(state, seat)}が配分しました(待っている人: {waiting})。")
-        )
+        events.append(_sealed(state, seat, "配分"))
         return
+    said = []
     for split_seat, split in secret.reveal(step).items():
         player = state["players"][split_seat]
         for resource, amount in zip(RESOURCES, split, strict=True):
             player["res"][resource] = int(amount)
-        events.append(
-            event(
-                "cubes",
-                f"{player['name']}: 情熱{split[0]} 食料{split[1]} 信仰{split[2]}",
-            )
-        )
+        said.append(f"{player['name']} 情熱{split[0]} 食料{split[1]} 信仰{split[2]}")
+    # Every split on one line (they wrap on a phone), not a line a player (issue #43).
+    events.append(event("cubes", "配分: " + "、".join(said) + "。"))
     state["secret"] = None
     state["phase"] = "play"
     state["turn"] = state["start"]
-    events.append(
-        event("start", f"準備完了。スタートプレイヤーは{_name(state, state['start'])}です。")
-    )
+    events.append(event("start", "準備完了。"))
     _begin_turn(state, events)
 
 
@@ -561,13 +564,14 @@ def _fresh_turn() -> dict[str, Any]:
 def _begin_turn(state: State, events: Events) -> None:
     state["step"] = "area"
     state["t"] = _fresh_turn()
-    events.append(
-        event(
-            "turn",
-            f"第{state['round']}ラウンド: {_name(state, state['turn'])}の手番です。"
-            f"{_prompt(state)}",
-        )
-    )
+    seat = state["turn"]
+    # A round's first turn (the first after the setup too) moves the board's round or phase:
+    # the reply carries the board, which says whose turn it is and what to write; said here
+    # too, it would be said twice (issue #43).
+    if seat == state["start"]:
+        events.append(event("turn", ""))
+    else:
+        events.append(event("turn", _prompt(state), waiting=[seat]))
 
 
 def _turn_command(state: State, seat: int, command: GameCommand, rng: Rng, events: Events) -> None:
@@ -576,7 +580,7 @@ def _turn_command(state: State, seat: int, command: GameCommand, rng: Rng, event
     else:
         _run_step(state, seat, command, rng, events)
     if state["phase"] == "play" and state["turn"] == seat and state["step"] != "area":
-        events.append(event("next", _prompt(state)))
+        events.append(event("next", _prompt(state), waiting=[seat]))
 
 
 def _run_step(state: State, seat: int, command: GameCommand, rng: Rng, events: Events) -> None:
@@ -825,12 +829,9 @@ def _area(state: State, seat: int, command: Area, events: Events) -> None:
     player["res"]["信仰"] -= cost
     state["markers"] = ["F" if card.startswith("F") else card for card in command.cards]
     state["t"]["area"] = area
-    named = "と".join(
-        f"【フリー】({card[1:]})" if card.startswith("F") else f"【{card}】"
-        for card in command.cards
-    )
-    paid = f"(信仰{cost}を支払い)" if cost else ""
-    events.append(event("area", f"{named}{paid}: 創世エリアは {low}−{high} です。"))
+    frees = "・".join(f"【フリー】({card[1:]})" for card in command.cards if card.startswith("F"))
+    paid = f"({frees}、信仰{cost}を支払い)" if frees else ""
+    events.append(event("area", f"創世エリア {low}−{high}{paid}。"))
     state["step"] = "wrath"
 
 
@@ -998,9 +999,13 @@ def _place(state: State, seat: int, command: Place, events: Events) -> None:
     player["workers"] -= len(command.squares)
     for square in command.squares:
         _pieces(state, square).append([seat, "w"])
-    where = "・".join(f"{sq}({terrain(state, sq)})" for sq in command.squares)
+    counts = Counter(command.squares)
+    where = "・".join(
+        f"{sq}({terrain(state, sq)})" + (f"×{n}" if n > 1 and len(counts) > 1 else "")
+        for sq, n in counts.items()
+    )
     paid = f"、食料{cost}を支払い" if cost else ""
-    events.append(event("place", f"ワーカー{len(command.squares)}個を {where} に配置{paid}。"))
+    events.append(event("place", f"{where}にワーカー{len(command.squares)}個{paid}。"))
     state["step"] = "play"
 
 
@@ -1092,7 +1097,7 @@ def _play(state: State, seat: int, command: Play, events: Events) -> None:
     t["played"] = {"kind": command.kind, "down": command.down, "actions": actions}
     parts = []
     if command.newgen:
-        parts.append(f"世代交代: 第{len(player['gens'])}世代の【現代】を始めます")
+        parts.append(f"世代交代(第{len(player['gens'])}世代)")
         gained = _newgen_resources(state, seat)
         if gained:
             parts.append(gained)
@@ -1147,7 +1152,7 @@ def _action_effect(state: State, seat: int, kind: str, actions: int) -> str:
         if not movers:
             t["moves"] = 0
             return "創世エリアに自分のワーカーがいないので移動はありません"
-        return f"創世エリアのワーカーを合計{actions}マスまで移動できます(MOVE <元> <先>)"
+        return f"創世エリアのワーカーを合計{actions}マスまで移動できます"
     # 繁栄
     cap = res["信仰"] + _skill_total(state, seat, "prosperity_cap")
     gained = min(actions, cap)
@@ -1155,10 +1160,8 @@ def _action_effect(state: State, seat: int, kind: str, actions: int) -> str:
     t["discards"] = actions
     lost = 1 if res["信仰"] > 0 else 0
     res["信仰"] -= lost
-    return (
-        f"{gained}VP(信仰{cap}まで)、その後 信仰-{lost}。手札を{actions}枚まで捨てられます"
-        "(DISCARD <種類>)"
-    )
+    # What may be discarded is the next prompt's 「DISCARD(n枚まで)」.
+    return f"{gained}VP(信仰{cap}まで)、その後 信仰-{lost}"
 
 
 def _move(state: State, seat: int, command: Move, events: Events) -> None:
@@ -1187,9 +1190,7 @@ def _move(state: State, seat: int, command: Move, events: Events) -> None:
     t["movers"].remove(path[0])
     t["movers"].append(path[-1])
     t["moves"] -= steps
-    events.append(
-        event("move", f"啓示: ワーカーを {'→'.join(path)} へ(残りアクション{t['moves']})。")
-    )
+    events.append(event("move", f"ワーカーを {'→'.join(path)} へ。"))
 
 
 def _discard(state: State, seat: int, command: Discard, events: Events) -> None:
@@ -1211,7 +1212,7 @@ def _discard(state: State, seat: int, command: Discard, events: Events) -> None:
     decks.discard(player["hand"], state["discard"], command.kinds)
     if allowed is not None:
         t["discards"] = allowed - len(command.kinds)
-    events.append(event("discard", f"手札から {'・'.join(command.kinds)} を捨てました。"))
+    events.append(event("discard", f"{'・'.join(command.kinds)}を捨てました。"))
 
 
 # -- war and mediation
@@ -1323,7 +1324,7 @@ def _war(state: State, rng: Rng, events: Events) -> None:
             _send_home(state, square, {seat}, towns=True)
         player = state["players"][seat]
         _gain(player, WRATH, 1)
-        said.append(f"{player['name']}の敗北(係争マスのワーカーは手元へ、タウンは破壊、神の怒り+1)")
+        said.append(f"{player['name']}の敗北(係争マスのワーカーは手元へ・タウン破壊・神の怒り+1)")
     state["last_war"] = {
         "round": state["round"],
         "area": state["t"]["area"],
@@ -1425,7 +1426,7 @@ def _build_town(state: State, seat: int, square: str, events: Events) -> None:
     _pieces(state, square).append([seat, "t"])
     player["towns"] -= 1
     state["t"]["town"] = square
-    events.append(event("town", f"決算: {square} のワーカーをタウンに置き換えました。"))
+    events.append(event("town", f"決算: {square} のワーカーをタウンに。"))
 
 
 def _town(state: State, seat: int, square: str, events: Events) -> None:
@@ -1495,8 +1496,7 @@ def _settle(state: State, events: Events) -> None:
     events.append(
         event(
             "settle",
-            f"決算: 前の【現代】{previous}枚 × マジョリティ{len(areas)}({where}) = {gained}VP"
-            f"{extra}。",
+            f"決算: 前の【現代】{previous}枚×マジョリティ{len(areas)}({where})={gained}VP{extra}。",
         )
     )
 
@@ -1783,34 +1783,35 @@ def _prompt(state: State) -> str:
     step = state["step"]
     name = _name(state, seat)
     t = state["t"]
+    # One line on a phone (issue #43): the step, its command and what it may name; the
+    # commands' full forms are on the 遊び方 page.
     if step == "area":
-        markers = "・".join("フリー" if m == "F" else f"【{m}】" for m in state["markers"])
-        return f"次: {name}のエリア選択 AREA <カード> <カード>(マーカー: {markers})。"
+        marked = [m for m in state["markers"] if m != "F"]
+        blocked = f"({'・'.join(marked)}以外)" if marked else ""
+        return f"次: {name}のエリア AREA <数> <数>{blocked}"
     if step == "wrath":
-        return (
-            f"次: {name}の神の怒り(任意: WRATH BUY / WRATH <数> … RING <地形>)"
-            "か、ワーカー配置 PLACE <マス>。"
-        )
+        return f"次: {name}の配置 PLACE <マス>…(先に神の怒り WRATH … も可)"
     if step == "place":
-        squares = "・".join(area_squares(t["area"]))
-        return f"次: {name}のワーカー配置 PLACE <マス>…({squares})。"
+        first, *others = area_squares(t["area"])
+        squares = "/".join([first, *(square[-1] for square in others)])  # 34a/b/c
+        return f"次: {name}の配置 PLACE <マス>…({squares})"
     if step == "play":
-        return f"次: {name}の手札配置 PLAY <種類> / FACEDOWN <アクション> / NEWGEN …。"
+        return f"次: {name}の手札 PLAY / FACEDOWN / NEWGEN"
     if step == "after":
         parts = []
         if t["moves"] > 0 and t["movers"]:
             parts.append(f"MOVE <元> <先>(残り{t['moves']}マス)")
         if t["discards"] is None or t["discards"] > 0:
             limit = "好きなだけ" if t["discards"] is None else f"{t['discards']}枚まで"
-            parts.append(f"DISCARD <種類>({limit})")
-        return f"次: {name}は {' / '.join(parts)}、終わったら END(戦争/調停へ)。"
+            parts.append(f"DISCARD({limit})")
+        return f"次: {name}は {' / '.join(parts)} か END"
     if step == "war":
         squares = "・".join(_contested(state))
-        return f"次: {name}が係争マス {squares} について WAR(戦争)か MEDIATE(調停)を選びます。"
+        return f"次: {name}は係争マス {squares} で WAR(戦争)か MEDIATE(調停)"
     if step == "town":
-        return f"次: {name}の決算 TOWN <マス>({'・'.join(town_options(state, seat))})。"
+        return f"次: {name}の決算 TOWN <マス>({'・'.join(town_options(state, seat))})"
     if step == "reveal":
-        return f"次: {name}の決算 REVEAL <伏せたスキル>。"
+        return f"次: {name}の決算 REVEAL <伏せたスキル>"
     return ""
 
 

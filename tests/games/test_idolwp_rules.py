@@ -329,7 +329,8 @@ def test_money_right_after_the_move_enters_the_event_instead() -> None:
     state, events = play(state, seat, f"MOVE {idol} {space} MONEY EVENT LV1")
     assert state["players"][seat]["money"] == 0
     assert state["players"][seat]["chips"] == {"Vo": 0, "Da": 0, "Vi": 0}  # no lesson
-    assert "Rookies" in texts(events) and "成功" in texts(events)
+    # Rookies Lv1 (the round's event, named on the round's board): the target and the outcome.
+    assert "Lv1 目標 (2, 1, 1)" in texts(events) and "成功" in texts(events)
     assert state["players"][seat]["evp"] == 1
 
 

@@ -391,7 +391,7 @@ def _both_at_goal(state: State, seat: int) -> bool:
 
 def _announce_turn(state: State, events: Events) -> None:
     seat = state["turn"]
-    idols = "・".join(due_idols(state, seat)) or "なし"
+    idols = "・".join(due_idols(state, seat)) or "動かせるアイドルなし"
     events.append(
         event(
             "turn",

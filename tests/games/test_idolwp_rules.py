@@ -294,6 +294,10 @@ def test_training_space_raises_abilities_at_its_printed_rate() -> None:
     state, events = play(state, seat, f"MOVE {idol} {space_id}")
     assert state["turn"] == seat and state["pending"]["kind"] == "training"
     assert "TRAIN" in texts(events)
+    # The prompt names the player it waits for (the reply adds no 手番待ち line again).
+    prompt = events[-1]
+    assert prompt["waiting"] == [seat] == idolwp_rules.waiting_for(state)
+    assert f"{NAMES[seat]}さん、続けて TRAIN" in prompt["text"]
     before = state["players"][seat]["abilities"]["Da"]
     assert "チップが" in refused(state, seat, "TRAIN Da2").message
     state, _ = play(state, seat, "TRAIN Da1")
@@ -329,7 +333,8 @@ def test_money_right_after_the_move_enters_the_event_instead() -> None:
     state, events = play(state, seat, f"MOVE {idol} {space} MONEY EVENT LV1")
     assert state["players"][seat]["money"] == 0
     assert state["players"][seat]["chips"] == {"Vo": 0, "Da": 0, "Vi": 0}  # no lesson
-    assert "Rookies" in texts(events) and "成功" in texts(events)
+    # Rookies Lv1 (the round's event, named on the round's board): the target and the outcome.
+    assert "Lv1 目標 (2, 1, 1)" in texts(events) and "成功" in texts(events)
     assert state["players"][seat]["evp"] == 1
 
 
@@ -352,6 +357,8 @@ def test_hold_at_most_three_cards_and_discard_the_rest_by_choice() -> None:
     over = len(state["players"][seat]["hand"]) - 3
     assert over >= 1 and state["pending"] == {"kind": "discard", "seat": seat, "count": over}
     assert state["turn"] == seat and "DISCARD" in texts(events)
+    asked = [entry for entry in events if "DISCARD" in entry["text"]]
+    assert asked[0]["waiting"] == [seat] == idolwp_rules.waiting_for(state)
     assert "捨てる" in refused(state, seat, "CONVERT MEMORY Vo Vo Vo").message
     for seq in range(over):
         assert state["turn"] == seat
@@ -546,7 +553,9 @@ def test_whole_games_end_after_nine_rounds_and_replay(players: int) -> None:
     result = game.result(state)
     assert result is not None
     for entry in result.ranking:
-        assert entry.score == entry.breakdown["events"] + entry.breakdown["abilities"]
+        events, abilities = entry.breakdown["events"], entry.breakdown["abilities"]
+        assert isinstance(events, int) and isinstance(abilities, int), entry.breakdown
+        assert entry.score == events + abilities
     assert json.loads(json.dumps(state)) == state
 
 

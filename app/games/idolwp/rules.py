@@ -360,8 +360,7 @@ def _begin_round(state: State, start: int, events: Events) -> None:
     events.append(
         event(
             "round",
-            f"第{state['round']}ラウンド開始: ボード{board.id}「{board.name}」、"
-            f"イベント「{state['event']}」。スタートプレイヤーは{_name(state, start)}さんです。",
+            f"第{state['round']}ラウンド開始: ボード{board.id}「{board.name}」。",
             round=state["round"],
         )
     )
@@ -392,11 +391,11 @@ def _both_at_goal(state: State, seat: int) -> bool:
 
 def _announce_turn(state: State, events: Events) -> None:
     seat = state["turn"]
-    idols = "・".join(due_idols(state, seat)) or "なし"
+    idols = "・".join(due_idols(state, seat)) or "動かせるアイドルなし"
     events.append(
         event(
             "turn",
-            f"次の手番: {_name(state, seat)}さん(動かせるアイドル: {idols})。",
+            f"次の手番: {_name(state, seat)}さん({idols})。",
             seat=seat,
         )
     )
@@ -418,8 +417,7 @@ def _end_turn(state: State, events: Events) -> None:
             events.append(
                 event(
                     "money",
-                    f"{_name(state, seat)}さんはアイドルが2人ともゴールにいるので、"
-                    "マニーを1枚得ました。",
+                    f"{_name(state, seat)}さんはゴール済みでマニー+1。",
                     seat=seat,
                 )
             )
@@ -496,9 +494,7 @@ def _begin_final(state: State, events: Events) -> None:
     events.append(
         event(
             "final",
-            "最後の特訓: 後からゴールしたプレイヤーから順に TRAIN を1回ずつ"
-            f"(能力1レベルにつきその能力のチップ {rate} 枚)。"
-            f"最初は{_name(state, state['turn'])}さんです。",
+            f"最後の特訓: 後からゴールした人から順に TRAIN を1回ずつ(1レベルにチップ {rate} 枚)。",
         )
     )
 
@@ -591,13 +587,12 @@ def _enter_event(state: State, seat: int, entry: EventEntry, rng: Rng, events: E
         if seat_power.ability is not None:
             shown[seat_power.ability] += seat_power.amount
     state["turn_state"]["boost"] = {}
-    name = player["name"]
-    head = (
-        f"{name}: イベント「{event_card.name}」Lv{entry.level} 目標 {target_text(kind, target)}、"
-        f"能力 {_amounts(shown)}" + (f"(ブースト {_amounts(boost)})" if boost else "")
+    # The event's name is on the round's board; the reply says the target and the outcome.
+    head = f"Lv{entry.level} 目標 {target_text(kind, target)}、能力 {_amounts(shown)}" + (
+        f"(ブースト {_amounts(boost)})" if boost else ""
     )
     if not meets(shown, kind, target):
-        events.append(event("event_failed", f"{head} → 失敗。何も得られません。", seat=seat))
+        events.append(event("event_failed", f"{head} → 失敗。", seat=seat))
         return
     evp = level.evp + _kept(state, seat, "evp_plus")
     if entry.double:
@@ -624,7 +619,7 @@ def _draw_cards(state: State, seat: int, count: int, rng: Rng, events: Events) -
     events.append(
         event(
             "cards",
-            f"{player['name']}: アピールカードを{len(drawn)}枚引きました"
+            f"アピールカードを{len(drawn)}枚引きました"
             f"(手元 {len(player['hand']) + len(player['kept'])} 枚)。",
             seat=seat,
         )
@@ -643,6 +638,7 @@ def _draw_cards(state: State, seat: int, count: int, rng: Rng, events: Events) -
                 f"{player['name']}さんはカードが上限 {limit} 枚を {over} 枚超えています。"
                 "DISCARD <カード> で捨ててください。",
                 seat=seat,
+                waiting=[seat],
             )
         )
 
@@ -678,47 +674,49 @@ def _play_card(state: State, seat: int, command: CardPlay, rng: Rng, events: Eve
             )
         raise RuleError(f"{card.name} には能力を書きません(CARD {card.name})。")
     player["hand"].remove(card.name)
-    name = player["name"]
-    text = f"{name}: カード「{card.name}」"
+    # The command line names the card ("✔ CARD 差し入れ Vo Da → …"): the text says what it did.
+    text = ""
     if card.timing == "keep":
         player["kept"].append(card.name)
-        events.append(event("card", f"{text}を表向きに出しました({card.text})。", seat=seat))
+        events.append(event("card", f"表向きに出しました({card.text})。", seat=seat))
         return
     state["card_discard"].append(card.name)
     effect = card.effect
     if effect == "chips":
         for gained, count in card.chips.items():
             player["chips"][gained] += count
-        text += f"で {_amounts(card.chips)} を得ました。"
+        text += f"チップ {_amounts(card.chips)} を得ました。"
     elif effect == "choice":
         for ability in command.abilities:
             player["chips"][ability] += 1
-        text += f"で {' '.join(command.abilities)} のチップを得ました。"
+        text += f"{' '.join(command.abilities)} のチップを得ました。"
     elif effect == "memory":
         player["memory"] += card.amount
-        text += f"で思い出 {card.amount} を得ました。"
+        text += f"思い出 {card.amount} を得ました。"
     elif effect == "money":
         player["money"] += card.amount
-        text += f"でマニー {card.amount} を得ました。"
+        text += f"マニー {card.amount} を得ました。"
     elif effect == "ability":
         for ability in command.abilities:
             player["abilities"][ability] += 1
-        text += f"で {' '.join(command.abilities)} を1つずつ上げました。"
+        text += f"{' '.join(command.abilities)} を1つずつ上げました。"
     elif effect == "boost":
         boost = state["turn_state"]["boost"]
         for raised, count in card.chips.items():
             boost[raised] = boost.get(raised, 0) + count
-        text += f"でこのイベントの判定に {_amounts(card.chips)} を加えます。"
+        text += f"このイベントの判定に {_amounts(card.chips)} を加えます。"
     elif effect == "free_idol":
         state["turn_state"]["free_idol"] = True
-        text += "でこの手番はどちらのアイドルも動かせます(A/B の制約なし)。"
+        text += "この手番はどちらのアイドルも動かせます。"
     elif effect == "event_now":
         if state["phase"] != "play":
             raise RuleError("イベントはもう終わっています。")
         state["pending"] = {"kind": "event", "seat": seat, "by": "card"}
-        text += "で今イベントに参加します。EVENT LV<n> を書いてください。"
+        text += f"今イベントに参加します。{player['name']}さん、EVENT LV<n> を書いてください。"
+        events.append(event("card", text, seat=seat, waiting=[seat]))
+        return
     elif effect == "draw":
-        events.append(event("card", text + "を使いました。", seat=seat))
+        events.append(event("card", "使いました。", seat=seat))
         _draw_cards(state, seat, card.amount, rng, events)
         return
     events.append(event("card", text, seat=seat))
@@ -737,9 +735,7 @@ def _discard(state: State, seat: int, command: Discard, events: Events) -> None:
             "伏せたカードはゲームのページの「あなたの手元」にあります)。"
         )
     state["card_discard"].append(command.name)
-    events.append(
-        event("discarded", f"{player['name']}: カード「{command.name}」を捨てました。", seat=seat)
-    )
+    events.append(event("discarded", f"カード「{command.name}」を捨てました。", seat=seat))
     pending = state["pending"]
     if pending is not None and pending["kind"] == "discard" and pending["seat"] == seat:
         pending["count"] -= 1
@@ -766,14 +762,9 @@ def _train(
     for ability, count in wanted.items():
         player["chips"][ability] -= count * rate
         player["abilities"][ability] += count
-    shown = _amounts(wanted) if wanted else "なし"
-    events.append(
-        event(
-            "train",
-            f"{player['name']}: 特訓で {shown} 上げました(能力 {_amounts(player['abilities'])})。",
-            seat=seat,
-        )
-    )
+    now = _amounts(player["abilities"])
+    text = f"{_amounts(wanted)} 上げて能力 {now}。" if wanted else f"何も上げません(能力 {now})。"
+    events.append(event("train", text, seat=seat))
 
 
 # --------------------------------------------------------------------------- the move
@@ -784,7 +775,6 @@ def _resolve_space(
 ) -> None:
     """R 4.4: the space's action, or the event for a マニー chip (R 4.6, 5.1)."""
     player = state["players"][seat]
-    name = player["name"]
     if command.money:
         if space.type in ("start", "goal"):
             raise RuleError(
@@ -798,7 +788,7 @@ def _resolve_space(
         events.append(
             event(
                 "money_event",
-                f"{name}: マニーを使い、{space.id}の代わりにイベントに参加します。",
+                f"マニーを使い、{space.id}の代わりにイベントに参加します。",
                 seat=seat,
             )
         )
@@ -825,18 +815,14 @@ def _resolve_space(
             chips[kinds[0]] = chips.get(kinds[0], 0) + plus
         for ability, count in chips.items():
             player["chips"][ability] += count
-        events.append(
-            event("lesson", f"{name}: レッスンで {_amounts(chips)} を得ました。", seat=seat)
-        )
+        events.append(event("lesson", f"チップ {_amounts(chips)} を得ました。", seat=seat))
     elif space.type == "daily":
         amount = space.amount + sum(p.amount for p in _powers(state, seat, "daily_bonus"))
         player["memory"] += amount
-        events.append(
-            event("daily", f"{name}: ある日の日常で思い出 {amount} を得ました。", seat=seat)
-        )
+        events.append(event("daily", f"思い出 {amount} を得ました。", seat=seat))
     elif space.type == "sales":
         amount = space.amount + sum(p.amount for p in _powers(state, seat, "sales_bonus"))
-        events.append(event("sales", f"{name}: 営業に出ました。", seat=seat))
+        events.append(event("sales", "営業に出ました。", seat=seat))
         _draw_cards(state, seat, amount, rng, events)
     elif space.type == "training":
         state["pending"] = {"kind": "training", "seat": seat, "rate": space.rate}
@@ -864,12 +850,9 @@ def _resolve_space(
             if state["pending"]["kind"] == "event"
             else "TRAIN <能力と数>"
         )
+        name = player["name"]
         events.append(
-            event(
-                "waiting",
-                f"{name}さん、続けて {what} を書いてください(やめるなら SKIP)。",
-                seat=seat,
-            )
+            event("waiting", f"{name}さん、続けて {what} か SKIP。", seat=seat, waiting=[seat])
         )
 
 
@@ -925,11 +908,11 @@ def _move(state: State, seat: int, command: Move, rng: Rng, events: Events) -> N
         player["idols"].sort(key=lambda idol: idol != command.idol)  # A first
     player["last_moved"] = command.idol
     state["turn_state"]["moved"] = True
+    # The mover is the post's author (and owns the idol): the text says the way taken.
     events.append(
         event(
             "move",
-            f"{name}: {command.idol} を {current} から {command.space}("
-            f"{SPACE_JA[target.type]})へ。",
+            f"{command.idol} {current}→{command.space}({SPACE_JA[target.type]})",
             seat=seat,
         )
     )
@@ -938,11 +921,7 @@ def _move(state: State, seat: int, command: Move, rng: Rng, events: Events) -> N
         rank = len(state["finished"])
         if state["round"] == ROUNDS:
             player["finish_rank"] = rank
-        events.append(
-            event(
-                "finished", f"{name}さんのアイドルが2人ともゴールしました({rank}番目)。", seat=seat
-            )
-        )
+        events.append(event("finished", f"{name}さんは2人ともゴール({rank}番目)。", seat=seat))
     _resolve_space(state, seat, command, target, rng, events)
 
 
@@ -995,7 +974,7 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
             raise RuleError(f"{command.idol} は選べません(残りのアイドル: {left})。")
         draft["pool"].remove(command.idol)
         player["idols"].append(command.idol)
-        events.append(event("pick", f"{player['name']}: {command.idol} を選びました。", seat=seat))
+        events.append(event("pick", f"{command.idol} を選びました。", seat=seat))
         draft["index"] += 1
         if draft["index"] >= len(draft["order"]):
             _begin_game(state, events)
@@ -1004,7 +983,7 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
             events.append(
                 event(
                     "turn",
-                    f"次にアイドルを選ぶのは{_name(state, state['turn'])}さんです。",
+                    f"次の指名: {_name(state, state['turn'])}さん。",
                     seat=state["turn"],
                 )
             )
@@ -1031,8 +1010,7 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
         events.append(
             event(
                 "convert",
-                f"{player['name']}: {'思い出' if key == 'memory' else 'マニー'}を使い "
-                f"{' '.join(command.abilities)} のチップを得ました。",
+                f"{'思い出' if key == 'memory' else 'マニー'}→{' '.join(command.abilities)}",
                 seat=seat,
             )
         )
@@ -1093,7 +1071,7 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
         if pending["kind"] == "event":
             # R 5.1 「この判定に限り」: a boost card played for this check goes with it.
             state["turn_state"]["boost"] = {}
-        events.append(event("skip", f"{player['name']}: {what}を見送りました。", seat=seat))
+        events.append(event("skip", f"{what}を見送りました。", seat=seat))
     _maybe_end_turn(state, events)
     return events
 

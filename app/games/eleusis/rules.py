@@ -429,6 +429,7 @@ def execute(state: State, actor: Actor, command: GameCommand, rng: Rng, sealed: 
                 f"GM が第{state['round']}ラウンドの親に{command.name}さんを指名しました。"
                 "親は非公開で RULE を送ってください。",
                 seat=state["parent"],
+                waiting=[state["parent"]],
             )
         )
     elif isinstance(command, EndRound):
@@ -587,7 +588,7 @@ def _judge(state: State, actor: int, command: Judge, sealed: bool, events: Event
         # The last judgment: no text, the reveal or the judgment follows on its line (and a
         # sealed one's notice has named who sent it).
         said = f"{_name(state, actor)}さんが判定しました(まだの人: {_names(state, waiting)})。"
-        events.append(event("judged", said if waiting else "", seat=actor))
+        events.append(event("judged", said if waiting else "", seat=actor, waiting=waiting))
     if waiting:
         return
     if pending["secret"]:

@@ -32,6 +32,8 @@ from tests.games.test_eleusis_rule_language import Expr, Meaning, reference, rul
 
 CARD = re.compile(r"[♠♥♦♣](?:10|[2-9AJQK])")
 MAX_STEPS = 2000
+# The events with no text of their own (docs/rules/eleusis.md, "What the thread reads").
+TEXTLESS = frozenset({"play", "judged", "agreement", "round_next", "game_over", "turn"})
 
 
 def expected_judgment(meaning: Meaning, line: list[str], cards: list[str]) -> str:
@@ -102,8 +104,17 @@ class Table:
         played = set(CARD.findall(line)) if line.startswith("PLAY") else set()
         withdrawn = set(self.state["pending"]["cards"]) if self.state["pending"] else set()
         rule, salt = self.state["rule"] or new["rule"], self.state["salt"] or new["salt"]
-        for event in events:
-            assert event["type"] and event["text"]
+        for index, event in enumerate(events):
+            assert event["type"]
+            # Only these say nothing in the thread (docs/rules/eleusis.md): the reply's
+            # "✔ PLAY ○ ♠3", round_end, the board and ゲーム終了！ say it. A turn without text
+            # has gone on the judgment's line.
+            assert event["text"] or event["type"] in TEXTLESS, event
+            if event["type"] == "turn" and not event["text"]:
+                judged = [e for e in events[:index] if e["type"] == "judgment"][-1]
+                assert judged["text"].endswith(
+                    f"次の手番: {new['players'][event['seat']]['name']}さん。"
+                )
             if event.get("private"):
                 assert event["seat"] == actor
                 continue

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from app.games.base import Rng, RuleError, State, Viewer
 from app.games.eleusis import game
+from app.games.eleusis.cards import suited
 from app.games.eleusis.commands import SealRule
 from app.games.eleusis.rules import copy_state, needs_seal
 from tests.games.test_eleusis_property import Table
@@ -178,10 +179,16 @@ def test_epilogue_reveals_every_rule_and_every_hand() -> None:
     text = "\n".join(lines)
     assert ALTERNATE in text and "数が増える" in text
     for record in state["history"]:
-        assert record["salt"] in text and record["rule_hash"] in text
+        # The hash was public from the round's start; the epilogue reveals what was hidden.
+        assert f"「{record['rule']}」ソルト {record['salt']}" in text
         for seat, hand in enumerate(record["hands"]):
             if seat != record["parent"]:
-                assert f"{NAMES[seat]} の手札({len(hand)}枚): {' '.join(hand)}" in text
+                assert f"・{NAMES[seat]}: {suited(hand)}\n" in text + "\n"
+
+
+def test_a_revealed_hand_names_each_suit_once_before_its_ranks() -> None:
+    assert suited(["♣2", "♠Q", "♥10", "♠J", "♥6", "♥10"]) == "♠J Q ♥6 10 10 ♣2"
+    assert suited([]) == ""
 
 
 def _scramble(state: State, viewer: Viewer, rng: Random) -> State:

@@ -91,3 +91,11 @@ def census(cards: Iterable[str]) -> Counter[str]:
 
 def format_cards(cards: Iterable[str]) -> str:
     return " ".join(cards)
+
+
+def suited(cards: Iterable[str]) -> str:
+    """A hand in short: each suit once before its ranks, ``♠J Q ♥6 7 10 ♣2``. "" for none."""
+    ranks: dict[str, list[str]] = {}
+    for card_id in sort_cards(cards):
+        ranks.setdefault(_SUIT_OF[card_id], []).append(RANK_TEXT[_RANK_OF[card_id]])
+    return " ".join(suit + " ".join(shown) for suit, shown in ranks.items())

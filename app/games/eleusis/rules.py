@@ -429,6 +429,7 @@ def execute(state: State, actor: Actor, command: GameCommand, rng: Rng, sealed: 
                 f"GM が第{state['round']}ラウンドの親に{command.name}さんを指名しました。"
                 "親は非公開で RULE を送ってください。",
                 seat=state["parent"],
+                waiting=[state["parent"]],
             )
         )
     elif isinstance(command, EndRound):
@@ -447,12 +448,15 @@ def execute(state: State, actor: Actor, command: GameCommand, rng: Rng, sealed: 
         # D: the picture marks the prophet on the card last on the main line when they spoke.
         state["players"][actor].update(prophet=True, prophet_at=len(state["line"]) - 1)
         state["window"] = None
+        # The turn stays with the next child, named here (waiting): the reply adds no
+        # 手番待ち line.
         events.append(
             event(
                 "prophet",
-                f"{_name(state, actor)}さんが預言者を宣言しました。これから他の子のプレイを"
-                "親と一緒に秘密で判定します(JUDGE)。",
+                f"{_name(state, actor)}さんが預言者に(以後、秘密で JUDGE)。"
+                f"次の手番: {_name(state, state['turn'])}さん。",
                 seat=actor,
+                waiting=[state["turn"]],
             )
         )
     elif isinstance(command, Hint):
@@ -492,17 +496,19 @@ def _seal_rule(state: State, parent: int, command: SealRule, rng: Rng, events: E
             parent,
         )
     )
-    judged = "ボットが判定します" if command.mode == FORMAL else "親が JUDGE で判定します"
+    judged = "形式ルール・ボットが判定" if command.mode == FORMAL else "文章のルール・親が判定"
+    # One text, the first turn named in it (waiting): the reply adds no 手番待ち line. The
+    # parent is named by the line above it (「… さんから封印コマンドが届きました。」).
     events.append(
         event(
             "round_start",
-            f"第{state['round']}ラウンド開始。親: {_name(state, parent)}さん、{how}で{judged}。"
-            f"ルールの SHA-256: {digest}(ラウンドの終わりにルールとソルトを公開します)。"
-            f"子に{HAND_SIZE}枚ずつ配り、最初のカード {starter} を表にしました。"
-            f"最初の手番: {_name(state, order[0])}さん。",
+            f"第{state['round']}ラウンド開始({judged})。"
+            f"ルールの SHA-256: {digest}。"
+            f"最初のカード {starter}、手番 {_name(state, order[0])}さん。",
             round=state["round"],
             rule_hash=digest,
             starter=starter,
+            waiting=[order[0]],
         )
     )
 
@@ -540,12 +546,12 @@ def _play(state: State, seat: int, command: Play, events: Events) -> None:
         "judges": judges,
         "secret": secret,
     }
-    declared = "全部成功" if command.declaration == SUCCESS else "全部失敗"
+    # No text: the reply's "✔ PLAY ○ ♠3" says the declaration and the cards already; the
+    # judgment (or the judges awaited) follows on the same line.
     events.append(
         event(
             "play",
-            f"{_name(state, seat)}さんが {command.declaration}({declared})と宣言して "
-            f"{_cards(command.cards)} を出しました。",
+            "",
             seat=seat,
             cards=list(command.cards),
             declaration=command.declaration,
@@ -556,9 +562,15 @@ def _play(state: State, seat: int, command: Play, events: Events) -> None:
         return
     state["phase"] = "judge"
     state["step"] += 1
-    who = _names(state, [entry["seat"] for entry in judges])
-    how = "非公開で判定してください" if secret else "JUDGE で判定してください"
-    events.append(event("judging", f"判定待ち: {who}。{how}(JUDGE ○|●|○●)。"))
+    seats = [entry["seat"] for entry in judges]
+    how = "非公開で " if secret else ""
+    events.append(
+        event(
+            "judging",
+            f"判定待ち: {_names(state, seats)}({how}JUDGE ○|●|○●)。",
+            waiting=seats,
+        )
+    )
 
 
 def _judge(state: State, actor: int, command: Judge, sealed: bool, events: Events) -> None:
@@ -573,14 +585,10 @@ def _judge(state: State, actor: int, command: Judge, sealed: bool, events: Event
         events.append(
             private_event("judged", f"判定 {command.judgment} を受け付けました(非公開)。", actor)
         )
-        events.append(
-            event(
-                "judged",
-                f"{_name(state, actor)}さんが判定しました"
-                + (f"(まだの人: {_names(state, waiting)})。" if waiting else "。"),
-                seat=actor,
-            )
-        )
+        # The last judgment: no text, the reveal or the judgment follows on its line (and a
+        # sealed one's notice has named who sent it).
+        said = f"{_name(state, actor)}さんが判定しました(まだの人: {_names(state, waiting)})。"
+        events.append(event("judged", said if waiting else "", seat=actor, waiting=waiting))
     if waiting:
         return
     if pending["secret"]:
@@ -593,7 +601,7 @@ def _judge(state: State, actor: int, command: Judge, sealed: bool, events: Event
         events.append(
             event(
                 "reveal",
-                "判定を一斉に公開します: " + "、".join(parts) + "。",
+                "開票: " + "、".join(parts) + "。",
                 judgments=[dict(entry) for entry in pending["judges"]],
             )
         )
@@ -644,7 +652,13 @@ def _resolve(state: State, actor: Actor, events: Events) -> None:
     state["pending"] = None
 
     wrong = pending_declaration != verdict
-    text = f"判定 {verdict}: {player['name']}さんの宣言 {pending_declaration} は"
+    # Judged in the move that played (the bot's judgment): the line begins "✔ PLAY ○ ♠3 →",
+    # which says whose declaration it was. Judged later (JUDGE): named.
+    text = f"判定 {verdict}: "
+    if pending["judges"]:
+        text += f"{player['name']}さんの宣言 {pending_declaration} は"
+    else:
+        text += "宣言は"
     drawn: list[str] = []
     reasons: list[str] = []
     if not wrong:
@@ -653,8 +667,8 @@ def _resolve(state: State, actor: Actor, events: Events) -> None:
         owed = PENALTY_PER_CARD * len(cards)
         drawn = [state["deck"].pop() for _ in range(min(owed, len(state["deck"])))]
         player["hand"] = sort_cards(player["hand"] + drawn)
-        text += f"誤り。ペナルティとして山札から {len(drawn)} 枚引きました"
-        text += f"(出した枚数 {len(cards)} × {PENALTY_PER_CARD})。" if len(drawn) == owed else "。"
+        text += f"誤り、{len(drawn)}枚引きました"
+        text += f"(出した{len(cards)}枚×{PENALTY_PER_CARD})。" if len(drawn) == owed else "。"
         if len(drawn) < owed:
             reasons.append(
                 "山札が足りない(ルールブック「山札のカードを引き切ってそのラウンドは失格」)"
@@ -668,16 +682,15 @@ def _resolve(state: State, actor: Actor, events: Events) -> None:
             player["prophet_failed"] = True
         if state["played"] >= DISQUALIFY_AFTER:
             reasons.append(f"{DISQUALIFY_AFTER}枚が出された以降の宣言失敗")
-    events.append(
-        event(
-            "judgment",
-            text,
-            seat=seat,
-            judgment=verdict,
-            declaration=pending_declaration,
-            penalty=len(drawn),
-        )
+    judged = event(
+        "judgment",
+        text,
+        seat=seat,
+        judgment=verdict,
+        declaration=pending_declaration,
+        penalty=len(drawn),
     )
+    events.append(judged)
     if drawn and actor == seat:
         events.append(private_event("drawn", f"引いたカード: {_cards(sort_cards(drawn))}", seat))
     if reasons:
@@ -712,7 +725,12 @@ def _resolve(state: State, actor: Actor, events: Events) -> None:
     assert following is not None
     state.update(phase="play", turn=following)
     state["window"] = seat if not player["disqualified"] and not player["prophet"] else None
-    events.append(event("turn", f"次の手番: {_name(state, following)}さん。", seat=following))
+    turn = f"次の手番: {_name(state, following)}さん。"
+    if events[-1] is judged or (events[-1].get("private") and events[-2] is judged):
+        # Nothing public since the judgment: the next turn goes on its line.
+        judged["text"] = f"{judged['text']}{turn}"
+        turn = ""
+    events.append(event("turn", turn, seat=following))
 
 
 def _end_by_agreement(state: State, events: Events) -> None:
@@ -742,7 +760,8 @@ def _end_by_agreement(state: State, events: Events) -> None:
                 seat=pending["seat"],
             )
         )
-    events.append(event("agreement", f"GM が協議により第{state['round']}ラウンドを終了しました。"))
+    # No text: the round_end line that follows says 「協議による終了」.
+    events.append(event("agreement", ""))
     _end_round(state, "agreement", None, events)
 
 
@@ -782,10 +801,8 @@ def _end_round(state: State, ended_by: str, emptied: int | None, events: Events)
         text += f": {_name(state, emptied)}さん"
     text += ")。"
     if state["rule"] is not None:
-        text += (
-            f"ルールは「{state['rule']}」でした(ソルト {state['salt']}、"
-            f'SHA-256("ソルト:ルール") = {state["rule_hash"]})。'
-        )
+        # The hash was posted when the round started; SHA-256("ソルト:ルール") checks it.
+        text += f"ルール「{state['rule']}」、ソルト {state['salt']}。"
     events.append(event("round_end", text, round=round_number, rule=state["rule"]))
     events.append(
         event(
@@ -799,7 +816,8 @@ def _end_round(state: State, ended_by: str, emptied: int | None, events: Events)
     state.update(turn=None, window=None, pending=None, step=state["step"] + 1)
     if round_number >= state["rounds"]:
         state.update(phase="over", over=True)
-        events.append(event("game_over", "新新エリューシス終了。成績発表です。"))
+        # No text: the reply says ゲーム終了！ and gives the final result.
+        events.append(event("game_over", ""))
         return
     state["deck"] = _gather(state)
     for player in state["players"]:
@@ -824,14 +842,8 @@ def _end_round(state: State, ended_by: str, emptied: int | None, events: Events)
         hints=[],
         last_play=None,
     )
-    events.append(
-        event(
-            "round_next",
-            f"第{round_number + 1}ラウンドの親は{_name(state, next_parent)}さんです。"
-            "非公開で RULE を送ってください。",
-            seat=next_parent,
-        )
-    )
+    # No text: the round's turn shows the board, which names the parent awaited for a rule.
+    events.append(event("round_next", "", seat=next_parent))
 
 
 # --------------------------------------------------------------------------- queries

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.games.base import State, Viewer
+from app.games.eleusis.cards import suited
 from app.games.eleusis.rules import (
     ENDED_JA,
     hint_allowed,
@@ -175,18 +176,15 @@ def epilogue(state: State) -> list[str]:
     lines = ["【新新エリューシス 種明かし】"]
     for record in state["history"]:
         parent = _name(state, record["parent"])
-        head = f"第{record['round']}ラウンド(親 {parent}、{ENDED_JA[record['ended_by']]})"
+        # How the round ended was told when it did; the hash was public from its start.
+        head = f"第{record['round']}ラウンド 親 {parent}"
         if record["rule"] is None:
             lines.append(f"{head}: ルールなし")
             continue
-        kind = "形式ルール" if record["mode"] == "formal" else "文章のルール"
-        lines.append(
-            f"{head}: {kind}「{record['rule']}」 ソルト {record['salt']} "
-            f"SHA-256 {record['rule_hash']}"
-        )
+        lines.append(f"{head}「{record['rule']}」ソルト {record['salt']}。残った手札:")
         for seat, hand in enumerate(record["hands"]):
             if seat == record["parent"]:
                 continue
-            cards = " ".join(hand) if hand else "なし"
-            lines.append(f"・{state['players'][seat]['name']} の手札({len(hand)}枚): {cards}")
+            name = state["players"][seat]["name"]
+            lines.append(f"・{name}: {suited(hand) or 'なし'}")
     return lines

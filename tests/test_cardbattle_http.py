@@ -103,7 +103,8 @@ def test_two_new_users_register_cards_and_fight_a_battle_to_its_result_by_post(
         line = chooser.choice(legal["commands"])
         reply = user.post(f"/api/threads/{tid}/posts", {"body": line}).json()["replies"][0]
         assert reply["ok"], reply["body"]
-        saw_table = saw_table or "| ダメージ |" in reply["body"]
+        # A turn's result: one line an attack (「1.歩兵 → 相手2.弓兵 40、残り 60」).
+        saw_table = saw_table or ("手番】" in reply["body"] and " → 相手" in reply["body"])
     final = client.get(f"/api/games/{gid}").json()
     assert final["status"] == "finished" and saw_table
     ranking = final["result"]["ranking"]

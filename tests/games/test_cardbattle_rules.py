@@ -173,7 +173,8 @@ def test_automatic_attack_targets_the_lowest_durability_left() -> None:
         ("打3", "中"),
     ]
     assert [r["left"] for r in rows] == [50, 0, 200] and rows[1]["destroyed"]
-    assert "| ダメージ |" in texts(events)
+    # Each attack one line: attacker → target, the damage, what is left or 破壊.
+    assert "1.打1 → 相手2.低 100、残り 50\n2.打2 → 相手2.低 100、破壊" in texts(events)
 
 
 def test_written_attacks_go_first_and_the_rest_attack_automatically() -> None:
@@ -274,7 +275,7 @@ def test_a_destroyed_card_fires_its_destroyed_ability() -> None:
     state["first"] = 0
     state = pass_window(state)
     state, events = do(state, 0, "ATTACK 1>1", 20)
-    assert "破壊時能力" in texts(events)
+    assert "(破壊時) →" in texts(events)
     assert [card["left"] for card in state["players"][0]["field"]] == [50, 850, 850]
 
 

@@ -37,7 +37,7 @@ class Cardbattle(Game):
     aliases = ("cardbattle", "掲示板進行カードゲーム", "カードゲーム", "カードバトル")
     min_players = rules.PLAYERS
     max_players = rules.PLAYERS
-    player_count_note = "。R プレイヤー対プレイヤーの1on1"
+    player_count_note = "。1対1の対戦です"
     Options = CardbattleOptions
     parser = PARSER
     commands = GAME_COMMANDS

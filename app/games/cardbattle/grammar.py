@@ -47,11 +47,11 @@ class CardbattleTransformer(Transformer[Token, Any]):
         magic = items[3] if len(items) > 3 and items[3] is not None else ()
         if len(cards) != DECK_SIZE:
             raise SyntaxErrorDetail(
-                items[0], f"デッキの通常カードはちょうど3枚です(今は {len(cards)} 枚、R デッキ)。"
+                items[0], f"デッキの通常カードはちょうど3枚です(今は {len(cards)} 枚)。"
             )
         if len(magic) > MAX_MAGIC:
             raise SyntaxErrorDetail(
-                items[2], f"マジックカードは3枚までです(今は {len(magic)} 枚、R 規定枚数 3枚以下)。"
+                items[2], f"マジックカードは3枚までです(今は {len(magic)} 枚)。"
             )
         return Deck(tuple(cards), tuple(magic))
 

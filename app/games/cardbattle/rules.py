@@ -33,12 +33,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.games.base import Actor, Rng, RuleError, State, event, private_event
 from app.games.cardbattle.cards import (
-    EFFECT_JA,
     TIMING_JA,
     Ability,
     CardSpec,
     ability_text,
-    card_line,
 )
 from app.games.cardbattle.commands import Attack, Deck, GameCommand, Magic, Pass
 from app.games.cardbattle.content import starter_pool
@@ -56,6 +54,7 @@ __all__ = [
     "execute",
     "legal_commands",
     "needs_seal",
+    "reason_text",
     "setup",
     "total_cost",
     "turn_key",
@@ -150,6 +149,16 @@ def active(player: Mapping[str, Any]) -> list[int]:
 
 def _card_label(state: State, seat: int, index: int) -> str:
     return f"{_name(state, seat)}の{index + 1}番 {state['players'][seat]['field'][index]['name']}"
+
+
+def _own_label(state: State, seat: int, index: int) -> str:
+    """A card of the side whose ability or magic card is told just before it."""
+    return f"{index + 1}番 {state['players'][seat]['field'][index]['name']}"
+
+
+def _their_label(state: State, seat: int, index: int) -> str:
+    """A card of the other side, as an ability or magic card of `1 - seat` reaches it."""
+    return f"相手の{index + 1}番 {state['players'][seat]['field'][index]['name']}"
 
 
 # --------------------------------------------------------------------------- setup
@@ -283,7 +292,7 @@ def _reveal(state: State, rng: Rng, events: Events) -> None:
     abilities fire, the first player's cards first, each in deck order."""
     decks = secret.reveal(state["step"])
     state["step"] = None
-    lines = ["【デッキ公開】"]
+    lines = ["【デッキ公開】複数の能力はダイスで一つに"]
     for seat in _order(state):
         chosen = decks[seat]
         player = state["players"][seat]
@@ -295,11 +304,6 @@ def _reveal(state: State, rng: Rng, events: Events) -> None:
             if card.abilities:
                 index = rng.randint(1, len(card.abilities)) - 1 if len(card.abilities) > 1 else 0
                 ability = card.abilities[index].model_dump(mode="json")
-                if len(card.abilities) > 1:
-                    lines.append(
-                        f"ダイス: {name} の能力は "
-                        f"{index + 1}番「{ability_text(card.abilities[index])}」"
-                    )
             player["field"].append(
                 {
                     "name": name,
@@ -314,11 +318,8 @@ def _reveal(state: State, rng: Rng, events: Events) -> None:
                     "ability_used": False,
                 }
             )
-        magic = f"マジックカード {len(player['magic'])} 枚(宣言まで非公開)"
         lines.append(
-            f"{_name(state, seat)}: "
-            + " / ".join(card_line(spec(state, name)) for name in chosen["cards"])
-            + f" デッキコスト {deck_cost(player)}、{magic}"
+            f"{_name(state, seat)}: " + "、".join(_revealed(card) for card in player["field"])
         )
     events.append(event("reveal", "\n".join(lines)))
     for seat in _order(state):
@@ -327,12 +328,25 @@ def _reveal(state: State, rng: Rng, events: Events) -> None:
     state["phase"] = "window"
     state["passed"] = []
     if not _check_end(state, events):
-        events.append(
-            event(
-                "window",
-                "魔法の宣言受付: MAGIC <カード> [対象] か PASS を両者が書くと第1手番が始まります。",
-            )
-        )
+        events.append(_window(state, "、両者 PASS で第1手番"))
+
+
+def _revealed(card: Mapping[str, Any]) -> str:
+    """A revealed card as the thread shows it: its name and the ability it will use (the die
+    chose it among several); its attack and durability, the magic cards left and the total
+    cost are on the board beneath, the rest of the card on the game page."""
+    ability = card["ability"]
+    if ability is None:
+        return f"{card['name']}(能力なし)"
+    return f"{card['name']}({ability_text(Ability.model_validate(ability))})"
+
+
+def _window(state: State, then: str) -> dict[str, Any]:
+    """The response window's line: who may still write MAGIC or PASS (the reply adds no
+    手番待ち line for them), and after the reveal what both PASSes lead to."""
+    seats = waiting_for(state)
+    names = "両者" if len(seats) == PLAYERS else "、".join(_name(state, seat) for seat in seats)
+    return event("window", f"魔法の宣言受付: {names}(MAGIC か PASS{then})", waiting=seats)
 
 
 def _order(state: State) -> list[int]:
@@ -352,7 +366,7 @@ def _fire(state: State, seat: int, index: int, timing: str, events: Events) -> N
         return
     card["ability_used"] = True
     what = Ability.model_validate(ability)
-    text = f"{TIMING_JA[timing]}能力: {_card_label(state, seat, index)}「{ability_text(what)}」"
+    text = f"{_card_label(state, seat, index)}({TIMING_JA[timing]})"
     _effect(state, seat, what, index, None, text, events)
 
 
@@ -380,7 +394,7 @@ def _effect(
         if effect == "remove":
             other["field"][index]["state"] = "removed"
             events.append(
-                event("ability", f"{text} → {_card_label(state, other_seat, index)} を除外。")
+                event("ability", f"{text} → {_their_label(state, other_seat, index)} を除外。")
             )
             return
         _hurt(state, other_seat, index, amount, text, events)
@@ -400,7 +414,7 @@ def _effect(
         card = own["field"][index]
         card["left"] = min(card["durability"], card["left"] + amount)
         events.append(
-            event("ability", f"{text} → {_card_label(state, seat, index)} 耐久 {card['left']}。")
+            event("ability", f"{text} → {_own_label(state, seat, index)} 耐久 {card['left']}。")
         )
     elif effect in ("shield", "attack_up"):
         index = source if source is not None else target
@@ -416,7 +430,9 @@ def _effect(
         else:
             card["bonus"] += amount
             said = f"攻撃力 {card['attack'] + card['bonus']}"
-        events.append(event("ability", f"{text} → {_card_label(state, seat, index)} {said}。"))
+        # A card's own ability on itself names it once.
+        who = "" if index == source else f" {_own_label(state, seat, index)}"
+        events.append(event("ability", f"{text} →{who} {said}。"))
     elif effect == "revive":
         down = [i for i, card in enumerate(own["field"]) if card["state"] == "destroyed"]
         index = target if target is not None and target in down else (down[0] if down else None)
@@ -429,7 +445,7 @@ def _effect(
         events.append(
             event(
                 "ability",
-                f"{text} → {_card_label(state, seat, index)} が耐久 {card['left']} で復活。",
+                f"{text} → {_own_label(state, seat, index)} が耐久 {card['left']} で復活。",
             )
         )
     elif effect == "cost":
@@ -478,7 +494,7 @@ def _hurt(state: State, seat: int, index: int, amount: int, text: str, events: E
         events.append(
             event(
                 "ability",
-                f"{text} → {_card_label(state, seat, index)} に {amount}、耐久 {card['left']}"
+                f"{text} → {_their_label(state, seat, index)} に {amount}、耐久 {card['left']}"
                 + ("、破壊。" if destroyed else "。"),
             )
         )
@@ -499,8 +515,8 @@ def _begin_turn(state: State, events: Events) -> None:
     events.append(
         event(
             "turn",
-            f"第{state['turn']}手番({_name(state, seat)}さんの{(state['turn'] + 1) // 2}手番目): "
-            "ATTACK(自動)か ATTACK 1>2 … を書いてください。",
+            f"第{state['turn']}手番: {_name(state, seat)}の攻撃"
+            + ("(ATTACK か ATTACK 1>2)" if state["turn"] <= PLAYERS else "(ATTACK)"),
             seat=seat,
         )
     )
@@ -568,14 +584,13 @@ def _attack(state: State, seat: int, command: Attack, events: Events) -> None:
             }
         )
     state.update(log=rows, log_turn=state["turn"], log_seat=seat)
-    lines = [f"【第{state['turn']}手番の結果】{_name(state, seat)}の攻撃"]
-    lines.append("攻撃 → 対象 | ダメージ | 残り耐久 | 破壊")
+    lines = [f"【第{state['turn']}手番】{_name(state, seat)}の攻撃"]
     for row in rows:
         blocked = f"(防御 {row['blocked']})" if row["blocked"] else ""
         lines.append(
-            f"{row['attacker_number']}番 {row['attacker']} → 相手{row['target_number']}番 "
-            f"{row['target']} | {row['damage']}{blocked} | {row['left']} | "
-            f"{'破壊' if row['destroyed'] else '―'}"
+            f"{row['attacker_number']}.{row['attacker']} → 相手{row['target_number']}."
+            f"{row['target']} {row['damage']}{blocked}、"
+            + ("破壊" if row["destroyed"] else f"残り {row['left']}")
         )
     if not rows:
         lines.append("攻撃できるカードがありません。")
@@ -608,17 +623,16 @@ def _declare(state: State, seat: int, command: Magic, rng: Rng, events: Events) 
         )
     player["magic"].remove(command.card)
     player["magic_used"].append(command.card)
-    text = f"魔法: {_name(state, seat)}「{command.card}」({EFFECT_JA[ability.effect]}"
-    text += f" {ability.amount})" if ability.effect != "remove" else ")"
+    # The declaration's cost in one line (the card is named by 「✔ MAGIC 火花」 before it), then
+    # what the card did (its effect says its amount: 「火花 → 相手の3番 … に 50、耐久 260」).
     events.append(
         event(
             "magic",
-            f"{_name(state, seat)}さんが {command.card} を宣言(コスト {card.cost}、"
-            f"総コスト {total_cost(state, seat)})。",
+            f"{_name(state, seat)}の総コスト {total_cost(state, seat)}(+{card.cost})",
             seat=seat,
         )
     )
-    _effect(state, seat, ability, None, target, text, events)
+    _effect(state, seat, ability, None, target, command.card, events)
     state["passed"] = []
 
 
@@ -649,7 +663,7 @@ def _finish(state: State, wiped: list[int], events: Events) -> None:
         winner = 1 - loser
         reason = (
             f"{names[loser]}の総コスト {total_cost(state, loser)} が1000を超えたため"
-            f"{names[winner]}の勝ち(R 敗北条件が優先)"
+            f"{names[winner]}の勝ち{STORED_OVER_NOTE}"
         )
     elif len(wiped) == PLAYERS:
         winner, reason = None, "両者の通常カードが同時に全て戦闘不能になったため引き分け"
@@ -660,7 +674,23 @@ def _finish(state: State, wiped: list[int], events: Events) -> None:
         winner = second
         reason = f"10ターン経過時に両陣営にカードが残ったため、後攻の{names[second]}の勝ち"
     state.update(over=True, phase="over", winner=winner, reason=reason, passed=[])
-    events.append(event("game_over", f"【決着】{reason}。"))
+    events.append(event("game_over", f"【決着】{reason_text(state)}。"))
+
+
+# The note the state's ``reason`` ends with when a total cost over 1,000 decided the battle.
+# It is in every stored game's state, which replays compare: it must stay these very words.
+# Players read the reason through `reason_text`, which says it in their words (issue #43).
+STORED_OVER_NOTE = "(R 敗北条件が優先)"
+SHOWN_OVER_NOTE = "(超過の負けが優先)"
+
+
+def reason_text(state: State) -> str | None:
+    """Why the battle ended, as players read it (the end's post, the result's breakdown, the
+    game page): the state's ``reason`` without the rule book's label."""
+    reason: str | None = state["reason"]
+    if reason is None:
+        return None
+    return reason.replace(STORED_OVER_NOTE, SHOWN_OVER_NOTE)
 
 
 # --------------------------------------------------------------------------- commands
@@ -695,12 +725,7 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
         if not _check_end(state, events):
             state["phase"] = "window"
             state["passed"] = []
-            events.append(
-                event(
-                    "window",
-                    "魔法の宣言受付: 両者が PASS すると次の手番です(MAGIC <カード> [対象])。",
-                )
-            )
+            events.append(_window(state, ""))
         return events
     if phase != "window":
         raise RuleError(f"今は{_name(state, turn_player(state))}さんの攻撃を待っています(ATTACK)。")
@@ -712,7 +737,14 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
     if seat in state["passed"]:
         raise RuleError("もう PASS しています。相手の PASS か魔法を待っています。")
     state["passed"].append(seat)
-    events.append(event("pass", f"{_name(state, seat)}: PASS。", seat=seat))
+    left = waiting_for(state)
+    if left:  # the other still to answer: named here, not again in a 手番待ち line
+        other = "、".join(_name(state, s) for s in left)
+        events.append(
+            event("pass", f"{_name(state, seat)}: PASS、あとは {other}", seat=seat, waiting=left)
+        )
+    else:
+        events.append(event("pass", f"{_name(state, seat)}: PASS。", seat=seat))
     if len(state["passed"]) == PLAYERS:
         if state["turn"] >= LAST_TURN:
             _finish(state, [], events)

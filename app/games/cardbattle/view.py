@@ -12,6 +12,7 @@ from app.games.cardbattle.cards import Ability, ability_text
 from app.games.cardbattle.rules import (
     LAST_TURN,
     deck_cost,
+    reason_text,
     total_cost,
     turn_player,
     waiting_for,
@@ -95,7 +96,7 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
         "waiting_for": [state["players"][seat]["name"] for seat in waiting],
         "waiting_seats": waiting,
         "winner": None if state["winner"] is None else state["players"][state["winner"]]["name"],
-        "reason": state["reason"],
+        "reason": reason_text(state),
         "over": state["over"],
         "result": final.to_json() if final is not None else None,
     }

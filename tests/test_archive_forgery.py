@@ -162,3 +162,51 @@ def test_import_refuses_a_forged_gm_post_and_stores_nothing(
 def test_import_takes_the_genuine_record(session: Session, genuine: dict[str, Any]) -> None:
     imported = import_game(session, records.parse_record(copy.deepcopy(genuine))).game
     assert imported.status == genuine["status"]
+
+
+# --- a game started in an older wording of its kind's replies (issue 43) -------------------
+
+
+def _worded_anew(data: dict[str, Any]) -> dict[str, Any]:
+    """The record as a game started before its kind's replies were reworded would read: each
+    move's events and the bot's words for them not the ones a replay says now."""
+    data = copy.deepcopy(data)
+    for move in data["moves"]:
+        if move.get("events"):
+            move["events"] = [f"（旧文面）{text}" for text in move["events"]]
+    for post in posts(data):
+        if post["kind"] == "gm" and "✔ " in post["body"]:
+            post["body"] = post["body"].replace(" → ", " → （旧文面）")
+    return data
+
+
+def test_a_game_in_its_kinds_current_wording_is_compared_word_for_word(
+    genuine: dict[str, Any],
+) -> None:
+    """Reworded replies in a game that says it started in the current wording: NG."""
+    assert genuine["wording"] == 1
+    report = verify(records.parse_record(_worded_anew(genuine)))
+    assert not report.ok and any("（旧文面）" in m for m in report.mismatches)
+
+
+def test_a_game_started_in_an_older_wording_is_checked_by_its_replay_not_its_words(
+    genuine: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kind words its replies anew (GameImpl.wording 2): a game started in wording 1 keeps
+    its old words, which a replay no longer says. It verifies, the words said not compared
+    (「返信の文面」 —, with why), its outcomes still by the final view and the ranking."""
+    from app.archive.verify import WORDING
+    from app.games import find_game
+
+    impl = find_game("eitsuku")
+    assert impl is not None
+    monkeypatch.setattr(impl, "wording", 2)
+    old = _worded_anew(genuine)
+    report = verify(records.parse_record(old))
+    assert report.ok, [*report.mismatches, *(c.message for c in report.checks)]
+    wording = next(c for c in report.checks if c.name == WORDING)
+    assert wording.ok is None and "以前の文面" in wording.message
+    # Its scores are still checked: a changed score is NG whatever the wording.
+    forged = copy.deepcopy(old)
+    forged["result"]["ranking"][0]["score"] = 999
+    assert not verify(records.parse_record(forged)).ok

@@ -436,3 +436,24 @@ def test_an_event_that_names_whom_the_game_waits_for_spares_the_手番待ち_lin
     assert told_waiting([picked]) == {1, 2}
     assert told_waiting([event("pick", "太郎が選びました。")]) == set()
     assert told_waiting([private_event("turn", "あなたの番", 1)]) == set()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_game_started_now_keeps_its_kinds_current_wording_and_verifies_word_for_word(
+    games: dict[str, Played], kind: str, database: Database
+) -> None:
+    """START records the wording the replies are written in (Game.wording); the export names
+    it, and ``verify`` compares the replies with the replayed texts word for word."""
+    from app.archive import records
+    from app.archive.verify import WORDING, verify
+
+    impl = find_game(kind)
+    assert impl is not None
+    with database.session() as session:
+        game = session.get(Game, games[kind].game_id)
+        assert game is not None and game.wording == impl.wording
+        record = records.parse_record(records.export_game(session, game))
+    assert record.wording == impl.wording
+    report = verify(record)
+    assert WORDING not in {c.name for c in report.checks}
+    assert report.ok, report.mismatches[:5]

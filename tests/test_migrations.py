@@ -213,6 +213,34 @@ def test_eitsuku_games_stored_before_edition_2_keep_edition_1(tmp_path: Path) ->
         database.dispose()
 
 
+def test_games_started_before_wordings_were_kept_are_marked_wording_1(tmp_path: Path) -> None:
+    """0023_game_wording: every game already started is marked wording 1 (its bot's posts are
+    in the replies' words of before issue 43, which ``verify`` then does not compare word for
+    word); a recruiting game is left unmarked and takes its kind's wording when it starts."""
+    from app.db.models import Game
+    from app.gm import service as gm
+
+    url = f"sqlite:///{tmp_path / 'wording.db'}"
+    settings = Settings(database_url=url, secret_key="k", tick_seconds=0, deliver_seconds=0)
+    database = Database(url)
+    try:
+        migrate.upgrade(settings, database.engine)
+        with database.session() as session:
+            user = _game_master(session)
+            started = gm.create_game(session, user, "populous", "始まった卓", {}, "s")
+            waiting = gm.create_game(session, user, "populous", "募集中の卓", {}, "s")
+            started.started_at = started.created_at
+            session.commit()
+            ids = (started.id, waiting.id)
+        command.downgrade(migrate.alembic_config(settings, database.engine), "0022_tables")
+        migrate.upgrade(settings, database.engine)
+        with database.session() as session:
+            marked = {g.id: g.wording for g in session.scalars(select(Game))}
+            assert marked[ids[0]] == 1 and marked[ids[1]] is None
+    finally:
+        database.dispose()
+
+
 def _lz4_supported(session: Session) -> bool:
     """Whether this PostgreSQL server can compress with lz4: 14 or later, built with it (its
     ``default_toast_compression`` then offers lz4)."""

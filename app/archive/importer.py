@@ -168,6 +168,7 @@ def import_game(session: Session, record: GameRecord) -> Imported:
         deadline_at=None,
         turn_key=impl.turn_key(state) if state is not None else None,
         players_at_start=record.players_at_start,
+        wording=record.wording if record.started_at is not None else None,
         created_at=created,
         started_at=record.started_at,
         finished_at=record.finished_at or posts[-1].created_at,

@@ -122,6 +122,9 @@ class GameRecord(_Record):
     platform_options: dict[str, Any] = Field(default_factory=dict)
     players: list[PlayerRecord] = Field(default_factory=list, max_length=1000)
     players_at_start: list[str] | None = Field(default=None, max_length=1000)
+    # The wording of its kind's replies the game started with (Game.wording); None: written
+    # before wordings were kept, read as 1 (app/archive/verify.in_current_wording).
+    wording: int | None = Field(default=None, ge=1, le=1000)
     seed: str | None = Field(default=None, min_length=1, max_length=64)
     seed_hash: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     created_at: When | None = None
@@ -271,6 +274,7 @@ def export_game(session: Session, game: Game) -> dict[str, Any]:
             for p in game.players
         ],
         players_at_start=game.players_at_start,
+        wording=game.wording,
         seed=game.seed if over else None,
         seed_hash=seed_hash(game.seed),
         created_at=game.created_at,

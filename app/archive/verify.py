@@ -40,6 +40,7 @@ SEED_HASH = "種のハッシュ"
 PUBLISHED = "開始時に公開されたハッシュ"
 REPLAY = "再生"
 BOT_POSTS = "ボットの書き込み"
+WORDING = "返信の文面"
 # The headers of the bot's posts that answer no post (app/gm/service.py, app/gm/deadlines.py).
 SEALED_NOTICE = re.compile(r"(.+) さんから封印コマンドが届きました。")
 DEADLINE_HEADERS = ("⏰ 期限切れ: ", "⏰ 期限が過ぎました。", "⏰ 期限が過ぎましたが、")
@@ -169,7 +170,15 @@ def verify(record: GameRecord) -> Report:
     if len({m.seq for m in moves}) != len(moves):
         report.add(REPLAY, False, "同じ手番号の手が二つあります。")
         return report
-    state = _replay(record, report)
+    current = in_current_wording(record, impl)
+    if not current:
+        report.add(
+            WORDING,
+            None,
+            "このゲームのボットの返信は以前の文面で書かれています。手の結果は再生（最終盤面・"
+            "結果の順位と得点）で照合し、返信の文面とは照合しません。",
+        )
+    state = _replay(record, report, current)
     if state is None:
         return report
     report.state = state
@@ -185,13 +194,33 @@ def verify(record: GameRecord) -> Report:
         report.add("最終盤面", same, "一致" if same else "再生した最終盤面が記録と違います")
     adjustments = [(a.seat - 1, a.delta) for a in record.adjustments]
     result = adjusted_result(impl, state, record.status, record.players_at_start, adjustments)
-    same = jsonable(result) == jsonable(record.result)
+    if current:
+        same = jsonable(result) == jsonable(record.result)
+    else:  # the breakdown's words (a reason said) may be worded anew; ranks and scores not
+        same = _ranks(jsonable(result)) == _ranks(jsonable(record.result))
     report.add("結果", same, "一致" if same else "再計算した順位・得点が記録と違います")
-    _check_bot_posts(record, impl, state, report)
+    _check_bot_posts(record, impl, state, report, current)
     return report
 
 
-def _replay(record: GameRecord, report: Report) -> State | None:
+def in_current_wording(record: GameRecord, impl: GameImpl) -> bool:
+    """The record's game started in its kind's current wording (GameImpl.wording): its bot's
+    posts, and its moves' ``events``, say the moves in the very words a replay says them. A
+    record that names no wording was written before wordings were kept: wording 1."""
+    return (record.wording or 1) == impl.wording
+
+
+def _ranks(result: Any) -> Any:
+    """A result's ranking without the breakdowns' words: each entry's rank, name and score."""
+    if not isinstance(result, dict) or not isinstance(result.get("ranking"), list):
+        return result
+    return [
+        (e.get("rank"), e.get("name"), e.get("score")) if isinstance(e, dict) else e
+        for e in result["ranking"]
+    ]
+
+
+def _replay(record: GameRecord, report: Report, current: bool = True) -> State | None:
     impl = find_game(record.kind)
     assert impl is not None and record.seed is not None and record.players_at_start is not None
     lines = move_lines(record.moves)
@@ -203,7 +232,8 @@ def _replay(record: GameRecord, report: Report) -> State | None:
         for step in steps(impl, record.seed, record.options, players, lines):
             state = step.state
             report.moves_replayed += 1
-            _compare_events(step, by_seq[step.move.seq], bot_texts, report)
+            if current:  # in older words the texts differ, the outcomes not (final view)
+                _compare_events(step, by_seq[step.move.seq], bot_texts, report)
     except (RuleError, CommandSyntaxError) as exc:
         seq = lines[report.moves_replayed].seq
         report.add(REPLAY, False, f"手番号 {seq} が適用できません: {exc}")
@@ -247,7 +277,9 @@ def _compare_events(
         )
 
 
-def _check_bot_posts(record: GameRecord, impl: GameImpl, state: State, report: Report) -> None:
+def _check_bot_posts(
+    record: GameRecord, impl: GameImpl, state: State, report: Report, current: bool = True
+) -> None:
     """What the bot wrote (★GM posts), recomputed from the moves and compared: every ★GM post
     is one the bot writes — the answer right after a command post, a sealed command's notice
     for a sealed command of the record, a deadline's notice — and says what the bot said
@@ -304,7 +336,7 @@ def _check_bot_posts(record: GameRecord, impl: GameImpl, state: State, report: R
         if post.kind == "command" and post.number not in answered:
             report.mismatches.append(f"{post.number}番: 命令の書き込みにボットの返信がありません")
     _check_moves_said(record, posts, answered, report)
-    _check_closing(record, impl, state, posts, report)
+    _check_closing(record, impl, state, posts, report, current)
     count = len(report.mismatches) - before
     if count:
         report.add(BOT_POSTS, False, f"{count}件、手から再計算したボットの書き込みと違います")
@@ -350,8 +382,11 @@ def _check_closing(
     state: State,
     posts: dict[int, PostRecord],
     report: Report,
+    current: bool = True,
 ) -> None:
-    """The ranking the bot posted when the game ended, and the seed it revealed."""
+    """The ranking the bot posted when the game ended, and the seed it revealed; in a game of
+    an older wording (``current`` false) each ranking line up to its score (「1位 太郎 12点」),
+    the breakdown after it being in the words of then."""
     assert record.players_at_start is not None and record.seed is not None
     closing = [
         p
@@ -388,7 +423,7 @@ def _check_closing(
     after = post.body.split(RANKING_HEADER, 1)[1].lstrip("\n").split("\n")
     posted = after[: len(wanted)] if CUT_NOTE not in post.body else wanted
     for line, want in zip(posted, wanted, strict=False):
-        if line != want:
+        if line != want and (current or _up_to_score(line) != _up_to_score(want)):
             report.mismatches.append(
                 f"{post.number}番の最終結果: 「{line}」ですが、再計算では「{want}」です"
             )
@@ -399,6 +434,11 @@ def _check_closing(
         report.mismatches.append(
             f"{post.number}番の最終結果: 再計算にない順位「{extra}」があります"
         )
+
+
+def _up_to_score(line: str) -> str:
+    """A ranking line without its breakdown: 「1位 太郎 12点（…）」 → 「1位 太郎 12点」."""
+    return line.split("（", 1)[0]
 
 
 def _spaced(text: str) -> str:

@@ -243,6 +243,10 @@ class Game(Base):
     deadline_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
     turn_key: Mapped[str | None] = mapped_column(String(64), default=None)
     # The names the game was dealt with at START: replay starts from these, whatever REPLACE did.
+    # The wording of the kind's replies (GameImpl.wording) when the game started: the bot's
+    # posts say its moves in it, and ``verify`` compares them word for word only while the
+    # kind still words them so. None: started before wordings were kept (migration 0023).
+    wording: Mapped[int | None] = mapped_column(Integer, default=None)
     players_at_start: Mapped[list[str] | None] = mapped_column(
         JSON(none_as_null=True), default=None
     )

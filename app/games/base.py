@@ -823,6 +823,12 @@ class Game:
     # edition it was made with, so games recorded under older rules replay by them. 1 for a
     # kind whose rules never changed (and no such field).
     edition: int = 1
+    # The wording of the texts its events say (the bot's replies, app/gm/working.py): bumped
+    # whenever those texts change, never the rules. A game keeps the wording it started with
+    # (Game.wording), and `bbsgm verify` compares a game's replies with the replayed texts
+    # word for word only when they are in the kind's current wording; an older game's
+    # outcomes are still checked by its replay (docs/archive.md, "Verifying a game").
+    wording: int = 1
     # A label for each key of the result's breakdown, in Japanese marked with `N_` (the pages
     # translate it); a key ending in a number matches its entry with ``{n}`` (``round_{n}``).
     breakdown_labels: Mapping[str, str] = {}

@@ -232,4 +232,5 @@ def _write_game(sub: Submission, work: Working) -> None:
     if work.started:
         game.players_at_start = [s.name for s in work.seats]
         game.started_at = now
+        game.wording = impl.wording  # the bot's replies are written in it from here on
     game.finished_at = (game.finished_at or now) if over else None

@@ -20,6 +20,7 @@ from app.forum.render import render_body
 from app.games import all_games, find_game
 from app.games.base import CommandSyntaxError, Rng, RuleError
 from app.games.eleusis import grammar as eleusis_grammar
+from app.games.howtos import HOWTOS
 from app.gm import lobby, secrecy
 from app.gm import options as game_options
 from app.gm import service as gm
@@ -27,7 +28,7 @@ from app.i18n import N_, gettext
 from app.web import deps
 from app.web.common import CSRF_MESSAGE, game_panel, redirect, render
 from app.web.deps import PageUser, ReadSession, SettingsDep, WriteSession
-from app.web.howto_pages import HOWTOS, howto_kinds
+from app.web.howto_pages import howto_kinds
 
 router = APIRouter(include_in_schema=False)
 

@@ -203,6 +203,12 @@ SERVICE_MESSAGES: tuple[str, ...] = (
     ),
     # app/archive/verify.py: what the bot wrote (issue #40)
     N_("ボットの書き込み"),
+    # app/archive/verify.py: a game started in an older wording of its kind's replies
+    N_("返信の文面"),
+    N_(
+        "このゲームのボットの返信は以前の文面で書かれています。手の結果は再生（最終盤面・"
+        "結果の順位と得点）で照合し、返信の文面とは照合しません。"
+    ),
     N_("記録にスレッドがありません。"),
     N_("%(count)s件、手から再計算したボットの書き込みと違います"),
     N_("返信・知らせ・最終結果はすべて手から再計算したとおり"),

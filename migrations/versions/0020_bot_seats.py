@@ -43,9 +43,7 @@ def upgrade() -> None:
         sa.Column("rated_with_bots", sa.Boolean(), nullable=False, server_default=sa.false()),
     )
     op.get_bind().execute(
-        SEATS.update()
-        .where(SEATS.c.user_id.is_(None), SEATS.c.kicked.is_(False))
-        .values(bot=True)
+        SEATS.update().where(SEATS.c.user_id.is_(None), SEATS.c.kicked.is_(False)).values(bot=True)
     )
 
 

@@ -32,6 +32,7 @@ PHASE_LABELS = {"deck": "デッキ封印", "window": "魔法の宣言"}
 
 class Cardbattle(Game):
     kind = "cardbattle"
+    wording = 2  # issue 43's shorter replies (docs/rules/cardbattle.md)
     title_ja = "掲示板進行カードゲーム"
     title_en = "Bulletin Board Card Game"
     aliases = ("cardbattle", "掲示板進行カードゲーム", "カードゲーム", "カードバトル")

@@ -29,6 +29,7 @@ __all__ = ["Eleusis", "EleusisOptions", "game"]
 
 class Eleusis(Game):
     kind = "eleusis"
+    wording = 2  # issue 43's shorter replies (docs/rules/eleusis.md)
     title_ja = "新新エリューシス"
     title_en = "New New Eleusis"
     aliases = (

@@ -30,6 +30,7 @@ PHASE_LABELS = {"draft": "アイドル指名", "final": "最後の特訓"}
 
 class Idolwp(Game):
     kind = "idolwp"
+    wording = 2  # issue 43's shorter replies (docs/rules/idolwp.md)
     title_ja = "IM@S x Workerplacement"
     title_en = "IM@S x Workerplacement"
     aliases = ("idolwp", "imas", "アイマス", "IM@S", "アイマスワーカープレイスメント")

@@ -31,6 +31,7 @@ PHASE_LABELS = {"race": "種族選択", "draft": "スキルのドラフト", "cu
 
 class Populous(Game):
     kind = "populous"
+    wording = 2  # issue 43's shorter replies (docs/rules/populous.md)
     title_ja = "ポピュラス 草案21"
     title_en = "Populous draft 21"
     aliases = ("populous", "ポピュラス", "ポピュラス草案21", "草案21")

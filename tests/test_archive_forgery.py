@@ -184,7 +184,10 @@ def test_a_game_in_its_kinds_current_wording_is_compared_word_for_word(
     genuine: dict[str, Any],
 ) -> None:
     """Reworded replies in a game that says it started in the current wording: NG."""
-    assert genuine["wording"] == 1
+    from app.games import find_game
+
+    impl = find_game("eitsuku")
+    assert impl is not None and genuine["wording"] == impl.wording
     report = verify(records.parse_record(_worded_anew(genuine)))
     assert not report.ok and any("（旧文面）" in m for m in report.mismatches)
 
@@ -192,7 +195,7 @@ def test_a_game_in_its_kinds_current_wording_is_compared_word_for_word(
 def test_a_game_started_in_an_older_wording_is_checked_by_its_replay_not_its_words(
     genuine: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The kind words its replies anew (GameImpl.wording 2): a game started in wording 1 keeps
+    """The kind words its replies anew (GameImpl.wording + 1): a game started before keeps
     its old words, which a replay no longer says. It verifies, the words said not compared
     (「返信の文面」 —, with why), its outcomes still by the final view and the ranking."""
     from app.archive.verify import WORDING
@@ -200,7 +203,7 @@ def test_a_game_started_in_an_older_wording_is_checked_by_its_replay_not_its_wor
 
     impl = find_game("eitsuku")
     assert impl is not None
-    monkeypatch.setattr(impl, "wording", 2)
+    monkeypatch.setattr(impl, "wording", impl.wording + 1)
     old = _worded_anew(genuine)
     report = verify(records.parse_record(old))
     assert report.ok, [*report.mismatches, *(c.message for c in report.checks)]

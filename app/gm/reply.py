@@ -135,7 +135,7 @@ def success_text(session: Session, sub: Submission, work: Working) -> str:
     lines = [sub.anchor] if sub.anchor else []
     lines.extend(work.public)
     if work.private and not sub.sealed:
-        lines.append("（あなただけに見える結果は、ゲームページの「あなたの手元」にあります）")
+        lines.append("（あなたにだけ見える結果はゲームページの「あなたの手元」に）")
     show_board = work.board_changed
     if work.state is not None and work.status == "active" and not work.paused:
         seats = impl.waiting_for(work.state)

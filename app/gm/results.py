@@ -34,10 +34,11 @@ def breakdown_message(key: str, impl: GameImpl | None) -> tuple[str, dict[str, s
 
 def breakdown_text(breakdown: Mapping[str, Any], impl: GameImpl | None) -> str:
     """The breakdown in Japanese words for a post: ``基礎 30、公開週補正 -2`` (lines without a
-    value left out, a key without a label as it is)."""
+    value, or with 0, left out: a closing post's ranking says what scored, issue 43; a key
+    without a label as it is). The game page's table lists every line."""
     parts = []
     for key, value in breakdown.items():
-        if value is None:
+        if value is None or (value == 0 and not isinstance(value, bool)):
             continue
         found = breakdown_message(key, impl)
         label = key if found is None else found[0] % found[1] if found[1] else found[0]

@@ -23,6 +23,7 @@ __all__ = ["Eitsuku", "game"]
 
 class Eitsuku(Game):
     kind = "eitsuku"
+    wording = 2  # issue 43: a closing ranking leaves out what scored 0 (app/gm/results.py)
     title_ja = "えいつく"
     title_en = "Eitsuku"
     aliases = ("eitsuku", "えいつく", "エイツク")

@@ -194,7 +194,8 @@ def play_first_turn(game: Game, howto: Howto) -> list[ShownPost]:
             )
             seq += 1
             for item in events:
-                (private if item.get("private") else public).append(str(item["text"]))
+                if item.get("text"):  # an event the reply says nothing for (app/gm/working.py)
+                    (private if item.get("private") else public).append(str(item["text"]))
         name = "GM" if step.seat == "gm" else players[step.seat]
         shown.append(
             ShownPost(name, step.lines, step.note, step.sealed, tuple(public), tuple(private))

@@ -1107,11 +1107,18 @@ class Game:
             return [chosen]
         return self.default_commands(state, seat)
 
+    # A kind's bot (its ``bot.py``): the lines a bot seat plays, chosen from the seat's own
+    # view and the lines legal for it now, thread and sealed ones (docs/bot-play.md).
+    bot: Callable[[Mapping[str, Any], Sequence[str]], list[str]] | None = None
+
     def bot_lines(self, state: State, seat: int) -> list[str]:
         """What a bot seated at ``seat`` plays now, while the game waits for it, decided from
-        that seat's own view and legal lines only. The dropped-seat play until a kind has a
-        bot of its own."""
-        return self.autoplay(state, seat)
+        that seat's own view and legal lines only (sealed ones too): the kind's ``bot``, or
+        the dropped-seat play for a kind without one."""
+        if self.bot is None:
+            return self.autoplay(state, seat)
+        thread, sealed = self.legal_split(state, seat)
+        return self.bot(self.view(state, seat), thread + sealed)
 
     def zombie(self, own_view: Mapping[str, Any], legal: Sequence[str]) -> str | None:
         """A sensible next line for a dropped player, chosen from the lines legal for them now

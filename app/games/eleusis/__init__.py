@@ -63,10 +63,7 @@ class Eleusis(Game):
     def check_content(self) -> None:
         _bot.house_rules()  # the bot parent's list of formal rules (content/house_rules.toml)
 
-    def bot_lines(self, state: State, seat: int) -> list[str]:
-        # From the seat's own view and its lines, sealed ones too (a prophet's secret JUDGE).
-        thread, sealed = self.legal_split(state, seat)
-        return _bot.bot(self.view(state, seat), thread + sealed)
+    bot = staticmethod(_bot.bot)
 
     def gm_command_note(self, command: Any) -> str:
         return rules.GM_COMMAND_NOTE

@@ -399,7 +399,7 @@ def test_eitsuku_has_nothing_to_seal(session: Session, table: dict[str, Any]) ->
     game = table["game"]
     version = game.version
     row, public = gm.submit_sealed(session, game.id, table["players"][0], "END", SECRET)
-    assert not row.ok and "秘密にする命令はありません" in row.reply
+    assert not row.ok and "封印する命令がない" in row.reply
     assert public is None and game.version == version
 
 

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from app.accounts import users as accounts
 from app.games import find_game
-from app.games.base import Rng, RuleError, State
+from app.games.base import Actor, Rng, RuleError, State
 from app.gm import service as gm
 from tests.conftest import unique_name
 from tests.support.fuzz_states import PLAYERS, Script, Table, script
@@ -44,7 +44,7 @@ def one_sentence(message: str) -> bool:
     return outside.count("。") == 1 and outside.endswith("。")
 
 
-def refusal(kind: str, state: State, seat: int, line: str, *, sealed: bool = False) -> str:
+def refusal(kind: str, state: State, seat: Actor, line: str, *, sealed: bool = False) -> str:
     """The reason ``line`` by ``seat`` is refused; it must be one sentence."""
     impl = find_game(kind)
     assert impl is not None
@@ -200,3 +200,23 @@ def test_in_the_thread_the_reason_follows_the_marked_line_and_names_no_card_of_t
     assert lines[marked + 1] == "2枚は捨てられません(捨てられるのはあと1枚)。"
     others = [card for card in hand if card != written]
     assert not any(f"DISCARD {card}" in body for card in others), body
+
+
+@pytest.mark.parametrize(
+    ("kind", "line"),
+    [("eitsuku", "SET 主演 役者1"), ("populous", "AREA 2 4"), ("cardbattle", "ATTACK 1>2")],
+)
+def test_the_platforms_refusals_of_who_and_where_are_one_sentence(kind: str, line: str) -> None:
+    """A player's command from the GM, a public command sealed, a secret one posted: one
+    sentence each, the way out (AS, the thread, the seal) in it."""
+    impl = find_game(kind)
+    assert impl is not None
+    stop = next(s for s in _script(kind).stops if s.state and not impl.is_over(s.state))
+    state = copy.deepcopy(stop.state)
+    assert "AS <名前> <命令>" in refusal(kind, state, "gm", line)
+    command = impl.parse(line)
+    for message in (
+        impl.must_be_public_message(state, command),
+        impl.must_be_sealed_message(state, command),
+    ):
+        assert one_sentence(message), message

@@ -942,8 +942,8 @@ class Game:
         gm_only = isinstance(command, self.gm_commands)
         if actor == "gm" and not gm_only:
             raise RuleError(
-                f"{_verb(command)} はプレイヤーの命令です。GM がプレイヤーの代わりに行うときは "
-                "AS <名前> <命令> と書いてください。"
+                f"{_verb(command)} はプレイヤーの命令です"
+                "(GM が代わりに書くときは AS <名前> <命令>)。"
             )
         if actor != "gm" and gm_only:
             raise RuleError(f"{_verb(command)} は GM の命令です{self.gm_command_note(command)}。")
@@ -958,13 +958,10 @@ class Game:
         return ""
 
     def must_be_sealed_message(self, state: State, command: Any) -> str:
-        return f"{_verb(command)} は秘密の命令です。非公開の書き込みで送ってください。"
+        return f"{_verb(command)} は秘密の命令なので、封印して送ってください。"
 
     def must_be_public_message(self, state: State, command: Any) -> str:
-        return (
-            f"{_verb(command)} は皆の前で行う命令です。"
-            "非公開ではなく、スレッドに書き込んでください。"
-        )
+        return f"{_verb(command)} は皆の前で行う命令なので、封印せずスレッドに書き込んでください。"
 
     def copy_state(self, state: State) -> State:
         """A deep copy for `execute` to change. A game may override it with a faster copy

@@ -39,8 +39,8 @@ def test_rule_must_come_sealed() -> None:
     """I: the parent seals the rule (RULE as a sealed command); a public one is refused."""
     state = game.setup(NAMES[:4], {}, Rng("s", 0))
     error = rejected(state, 0, f"RULE {ALTERNATE}", sealed=False)
-    assert "非公開" in error.message and ALTERNATE not in error.message
-    assert "非公開の書き込みで" in rejected(state, 0, "RULE TEXT 赤黒", sealed=False).message
+    assert "封印して" in error.message and ALTERNATE not in error.message
+    assert "封印して RULE で送り" in rejected(state, 0, "RULE TEXT 赤黒", sealed=False).message
     assert needs_seal(state, game.parse("RULE card.face")) is True
     state, _ = act(state, 0, f"RULE {ALTERNATE}", sealed=True)
     assert state["rule"] == ALTERNATE
@@ -75,7 +75,7 @@ def test_secret_judgment_must_come_sealed() -> None:
     """R「判定マーカーを秘密裏に握って判定を行う」: while prophets judge, JUDGE is sealed."""
     state = _secret_judging()
     assert needs_seal(state, game.parse("JUDGE ○")) is True
-    assert "非公開" in rejected(state, 1, "JUDGE ○", sealed=False).message
+    assert "封印して JUDGE" in rejected(state, 1, "JUDGE ○", sealed=False).message
     state, events = act(state, 1, "JUDGE ○", sealed=True)
     assert any(e["type"] == "reveal" for e in events)
 

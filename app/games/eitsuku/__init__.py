@@ -45,8 +45,8 @@ class Eitsuku(Game):
     def must_be_public_message(self, state: State, command: Any) -> str:
         # Everything in a stock is public (R 2−1); a week's moves have nothing to hide.
         return (
-            "えいつくには秘密にする命令はありません。スレッドに書き込んでください。"
-            "(ストック場のカードはすべて公開)"
+            "えいつくには封印する命令がないので、スレッドに書き込んでください"
+            "(ストック場のカードはすべて公開)。"
         )
 
     copy_state = staticmethod(rules.copy_state)

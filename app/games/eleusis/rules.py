@@ -261,12 +261,11 @@ def needs_seal(state: State, command: GameCommand) -> bool | None:
 
 MUST_BE_SEALED = {
     "rule": (
-        "ルールは秘密です。非公開の書き込みで RULE を送ってください"
-        "(ルールブック「親プレイヤーはルールを決め紙に記録しておく」)。"
-        "公開の書き込みに書いたルールは皆に見えてしまったので、別のルールを考えてください。"
+        "ルールは封印して RULE で送り、スレッドに書いてしまったルールは皆に見えたので別のルールを"
+        "考えてください(ルールブック「親プレイヤーはルールを決め紙に記録しておく」)。"
     ),
     "judge": (
-        "預言者がいるので判定は秘密です。非公開の書き込みで JUDGE を送ってください"
+        "預言者がいるので、判定は封印して JUDGE で送ってください"
         "(ルールブック「判定マーカーを秘密裏に握って判定を行う」)。"
     ),
 }
@@ -340,11 +339,11 @@ def check(state: State, actor: Actor, command: GameCommand, sealed: bool) -> Non
         if not judges:
             who = _names(state, [entry["seat"] for entry in pending["judges"]])
             reason = (
-                "形式ルールでは親の判定はボットが行います。"
+                "形式ルールでは親の判定はボットが行います"
                 if actor == parent
-                else "判定するのは親と、プレイした子以外の預言者です。"
+                else "判定するのは親と、プレイした子以外の預言者です"
             )
-            raise RuleError(f"{name}さんはこのプレイを判定しません。{reason}判定する人: {who}。")
+            raise RuleError(f"{name}さんはこのプレイを判定しません({reason}。判定する人: {who})。")
         if judges[0]["judgment"] is not None:
             raise RuleError(f"{name}さんはこのプレイをもう判定しました(判定は変えられません)。")
         return

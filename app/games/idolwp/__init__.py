@@ -54,8 +54,8 @@ class Idolwp(Game):
 
     def must_be_public_message(self, state: State, command: Any) -> str:
         return (
-            "IM@S x Workerplacement に秘密の命令はありません(アイドルの指名も公開のカタン取り)。"
-            "スレッドに書き込んでください。"
+            "IM@S x Workerplacement には封印する命令がないので、スレッドに書き込んでください"
+            "(アイドルの指名も公開のカタン取り)。"
         )
 
     view = staticmethod(_view)

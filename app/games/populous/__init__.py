@@ -63,13 +63,12 @@ class Populous(Game):
     def must_be_sealed_message(self, state: State, command: Any) -> str:
         if isinstance(command, Play):
             return (
-                "伏せるカードを書いた FACEDOWN は封印して送ります(スレッドに書くと皆に見えます)。"
-                "スレッドでは CARD を書かずに FACEDOWN <アクション> と書けば、手札の一番新しい"
-                "カードを伏せます。"
+                "伏せるカードを書いた FACEDOWN は封印して送ってください(スレッドでは CARD を"
+                "書かずに FACEDOWN <アクション> と書けば、手札の一番新しいカードを伏せます)。"
             )
         if isinstance(command, Pick):
-            return "スキルのドラフトは秘密です。封印して PICK <スキル> を送ってください。"
-        return "リソースの配分は秘密です。封印して CUBES 情熱 a 食料 b 信仰 c を送ってください。"
+            return "スキルのドラフトは秘密なので、封印して PICK <スキル> を送ってください。"
+        return "リソースの配分は秘密なので、封印して CUBES 情熱 a 食料 b 信仰 c を送ってください。"
 
     view = staticmethod(_view)
     board_svg = staticmethod(svg.board_svg)

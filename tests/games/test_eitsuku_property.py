@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from random import Random
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -32,6 +33,25 @@ def _deck_orders(state: dict[str, object]) -> list[list[str]]:
     decks = state["decks"]
     assert isinstance(decks, dict)
     return [cards for cards in decks.values() if len(cards) > 1]
+
+
+def assert_every_event_said(state: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    """Every event is said in the thread: by its own text, or (one line for many, issue #43)
+    by another event's: a week's start by the end of the week before (「第1週が終わり、第2週が
+    始まりました。」), a player's start-phase gain or unfinished film by the line naming all
+    whom it befell (「P0、P2: …」, or 「制作中の全員: …」 for every player still at work)."""
+    said = "\n".join(str(e["text"]) for e in events)
+    for e in events:
+        if e["text"]:
+            continue
+        if e["type"] == "week":
+            assert f"終わり、第{e['week']}週が始まりました。" in said, events
+            continue
+        assert e["type"] in ("start", "unfinished"), e
+        name = state["players"][e["seat"]]["name"]
+        lines = [str(o["text"]) for o in events if o["type"] == e["type"] and o["text"]]
+        everyone = e["type"] == "start" and any(t.startswith("制作中の全員: ") for t in lines)
+        assert everyone or any(name in t.split(": ", 1)[0].split("、") for t in lines), events
 
 
 @given(
@@ -63,7 +83,8 @@ def test_random_games_from_legal_lines(player_count: int, seed: str, choices: Ra
         assert state == snapshot, "apply mutated its input"
         assert new_state != state
         state = new_state
-        assert events and all(e["type"] and e["text"] for e in events)
+        assert events and all(e["type"] for e in events)
+        assert_every_event_said(new_state, events)
         assert card_census(state) == total
         assert 1 <= state["week"] <= WEEKS
         log.append((seat, line))

@@ -306,6 +306,32 @@ def test_week_ends_when_every_unreleased_player_has_ended() -> None:
     state, events = play(state, 1, "END")
     assert state["week"] == 2 and game.waiting_for(state) == [0, 1, 2]
     assert [e["type"] for e in events][:3] == ["end", "week_end", "week"]
+    # One line for the turn of the week and one for a start phase that gave all the same
+    # (issue #43): the week's and the other players' events say nothing more.
+    texts = [e["text"] for e in events]
+    assert texts[:3] == ["B: 第1週を終えました。", "第1週が終わり、第2週が始まりました。", ""]
+    assert texts[3:] == ["制作中の全員: 予算・小 を得ました。", "", ""]
+
+
+def test_start_phase_gains_are_said_one_line_an_outcome() -> None:
+    """The start phase's gains, grouped by what each got, in the players' order: a line names
+    every player it befell; a released player has no start phase and is not named."""
+    state = start(3)
+    rig(state, 1, slots=full_slots())
+    state, _ = play(state, 1, "RELEASE")
+    state, _ = play(state, 0, "END")
+    empty_piles(state, SMALL)
+    state["piles"][SMALL] = 1
+    state["discard"][SMALL] -= 1
+    state, events = play(state, 2, "END")
+    said = [e["text"] for e in events if e["type"] == "start" and e["text"]]
+    assert said == ["A: 予算・小 を得ました。", "C: 予算・中 を得ました。"]
+    empty_piles(state, SMALL, MEDIUM)
+    state = end_week(state)
+    state, events = play(state, 0, "END")
+    state, events = play(state, 2, "END")
+    said = [e["text"] for e in events if e["type"] == "start" and e["text"]]
+    assert said == ["制作中の全員: 予算の山が尽きていて何も得られません。"]
 
 
 def test_player_who_ended_waits_for_others() -> None:
@@ -671,10 +697,16 @@ def test_week_12_complete_player_released_in_week_12() -> None:
         state = end_week(state)
     rig(state, 0, slots=full_slots())
     rig(state, 2, slots={"主演": "役者6"})
-    state = end_week(state)
+    for seat in game.waiting_for(state):
+        state, events = play(state, seat, "END")
     players = state["players"]
     assert players[0]["released_week"] == 12 and players[0]["status"] == "released"
     assert players[1]["status"] == "unfinished" and players[2]["status"] == "unfinished"
+    assert [e["text"] for e in events if e["type"] in ("release", "unfinished")] == [
+        "A: 第12週の終わりに公開しました(最終週)。",
+        "B、C: 映画が完成しませんでした(未完成)。",
+        "",
+    ]
     result = game.result(state)
     assert result is not None
     assert [(e.name, e.rank, e.score) for e in result.ranking] == [

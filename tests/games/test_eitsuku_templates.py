@@ -14,6 +14,7 @@ from app.games.eitsuku import game
 from app.games.eitsuku.cards import EVENT_DECK
 from app.games.eitsuku.events import EVENTS
 from app.games.resources import resource_dir
+from tests.support.replies import shown_lines
 
 
 @pytest.fixture(scope="module")
@@ -149,3 +150,28 @@ def test_summary_lists_this_weeks_active_event_effects_with_their_week(
     for seq, seat in enumerate((0, 1), start=10):
         state, _ = game.apply(state, seat, game.parse("END"), Rng("active", seq))
     assert "今週の効果" not in template.render(view=game.view(state, None))
+
+
+def test_compact_board_of_a_week_takes_two_lines_a_player(env: jinja2.Environment) -> None:
+    """The board a week's turn carries (issue #43): a player's stock and event field in number
+    on the name's line, the five slots on the next (主演役者2: the 主演 holding 役者2; a slot
+    holding its own kind of card says the card alone), the cards themselves on the game page;
+    at a week's start everyone is at the action phase with 5 budget cards, so neither is said
+    then, but a week part played says both."""
+    state = game.setup(["太郎", "花子", "次郎"], {}, Rng("compact", 0))
+    for seat in range(3):
+        state["players"][seat]["pending_choices"] = 0
+    state["players"][0]["slots"].update({"主演": "役者2", "脚本家": "脚本家5"})
+    state["players"][1]["events"] = [{"name": "話題の独占", "week": 1}] * 2
+    template = env.get_template("games/eitsuku/summary.txt.j2")
+    view = game.view(state, None)
+    text = template.render(view=view, compact=True, game_page="/games/7")
+    stock = sum(view["players"][0]["stock"].values())
+    assert f"■太郎 ストック{stock}枚\n主演役者2、助演―、脚本家5、音楽家―、演出家―\n" in text
+    assert "■花子 ストック" in text and "、イベント場2枚\n" in text and "話題の独占" not in text
+    assert "ストック・山札などの中身: /games/7" in text
+    assert "アクションフェイズ" not in text and "予算カード残り" not in text
+    assert shown_lines(text) <= 10, text
+    state, _ = game.apply(state, 0, game.parse("BUY 中"), Rng("compact", 1))
+    text = template.render(view=game.view(state, None), compact=True, game_page="/games/7")
+    assert "■太郎(スカウトフェイズ) ストック" in text and "予算カード残り2枚" in text

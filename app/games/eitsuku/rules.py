@@ -286,9 +286,16 @@ def setup(players: list[str], rng: Rng, edition: int = EDITION) -> tuple[State, 
 # --------------------------------------------------------------------------- the week
 
 
-def _begin_week(state: State, events: Events) -> None:
-    """Reset every active player's week and run their start phase (R 2−2 スタートフェイズ)."""
-    events.append(event("week", f"第{state['week']}週が始まりました。", week=state["week"]))
+def _begin_week(state: State, events: Events, ended: dict[str, Any] | None = None) -> None:
+    """Reset every active player's week and run their start phase (R 2−2 スタートフェイズ).
+    ``ended``: the event of the week that just ended, whose text then says both (「第1週が
+    終わり、第2週が始まりました。」, one line in the thread)."""
+    begun = event("week", f"第{state['week']}週が始まりました。", week=state["week"])
+    if ended is not None:
+        ended["text"] = f"第{ended['week']}週が終わり、{begun['text']}"
+        begun["text"] = ""
+    events.append(begun)
+    gains: list[dict[str, Any]] = []
     for seat, player in enumerate(state["players"]):
         if not is_active(player):
             continue
@@ -307,20 +314,43 @@ def _begin_week(state: State, events: Events) -> None:
         # R: add one 予算・小; if that pile is empty, one 予算・中. I: if both are empty, nothing.
         for card in (SMALL, MEDIUM):
             if _take_from_pile(state, player, card):
-                events.append(event("start", f"{player['name']}: {card} を得ました。", seat=seat))
+                gain = event("start", f"{player['name']}: {card} を得ました。", seat=seat)
+                gain["gained"] = card
                 break
         else:
             text = f"{player['name']}: 予算の山が尽きていて何も得られません。"
-            events.append(event("start", text, seat=seat))
+            gain = event("start", text, seat=seat)
+        events.append(gain)
+        gains.append(gain)
         if player["set_blocked"]:
             text = f"{player['name']}: ストライキのため今週は役割カードを配置できません。"
             events.append(event("strike", text, seat=seat))
+    _join_gains(state, gains)
+
+
+def _join_gains(state: State, gains: list[dict[str, Any]]) -> None:
+    """The start phase's gains said in one line for each outcome, not one line a player: the
+    first event of an outcome names every player it befell (「制作中の全員: 予算・小 を得まし
+    た。」), the others' texts are left empty (the thread shows no line for them)."""
+    outcomes: dict[str | None, list[dict[str, Any]]] = {}
+    for gain in gains:
+        outcomes.setdefault(gain.get("gained"), []).append(gain)
+    for card, same in outcomes.items():
+        names = [str(state["players"][gain["seat"]]["name"]) for gain in same]
+        who = "制作中の全員" if len(same) == len(gains) > 1 else "、".join(names)
+        said = f"{card} を得ました。" if card else "予算の山が尽きていて何も得られません。"
+        same[0]["text"] = f"{who}: {said}"
+        for gain in same[1:]:
+            gain["text"] = ""
+        for gain in same:
+            gain.pop("gained", None)
 
 
 def _end_week(state: State, events: Events) -> None:
     """Everyone has ended: flipped cards turn face up (I), then next week or the end."""
     week = state["week"]
-    events.append(event("week_end", f"第{week}週が終わりました。", week=week))
+    ended = event("week_end", f"第{week}週が終わりました。", week=week)
+    events.append(ended)
     for player in state["players"]:
         for card, count in player["flipped"].items():
             _add(player["stock"], card, count)
@@ -329,12 +359,13 @@ def _end_week(state: State, events: Events) -> None:
         _finish(state, events)
     else:
         state["week"] = week + 1
-        _begin_week(state, events)
+        _begin_week(state, events, ended)
 
 
 def _finish(state: State, events: Events) -> None:
     """R 2−3: the game ends; I: at the end of week 12 complete films are released that week."""
     week = state["week"]
+    unfinished: list[dict[str, Any]] = []
     for seat, player in enumerate(state["players"]):
         player["done"] = True
         if not is_active(player):
@@ -347,7 +378,14 @@ def _finish(state: State, events: Events) -> None:
         else:
             player["status"] = "unfinished"
             text = f"{player['name']}: 映画が完成しませんでした(未完成)。"
-            events.append(event("unfinished", text, seat=seat))
+            unfinished.append(event("unfinished", text, seat=seat))
+            events.append(unfinished[-1])
+    if len(unfinished) > 1:
+        # One line for all whose film is unfinished (「次郎、花子: 映画が…」); the others' empty.
+        names = "、".join(str(state["players"][e["seat"]]["name"]) for e in unfinished)
+        unfinished[0]["text"] = f"{names}: 映画が完成しませんでした(未完成)。"
+        for e in unfinished[1:]:
+            e["text"] = ""
     state["first_release_week"] = first_release_week(state)
     state["over"] = True
     events.append(event("game_over", "えいつく終了。成績発表です。"))

@@ -89,22 +89,12 @@ def test_the_bot_buries_the_thread_no_more_median_6_lines_a_quarter_over_12_220_
     assert statistics.median(estimated_height(b) for b in games[kind].replies) <= 220
 
 
-# Not met yet on a real phone (the height model refitted in Chromium with a Japanese font,
-# tests/support/replies.py): the mean is 228–280 px a post, the round boards of these kinds
-# over half a screen. Strict: a kind that meets its target fails here until it is taken off.
-MEAN_OVER_220 = {"eitsuku"}
-BOARD_OVER_HALF_A_SCREEN = {"eitsuku"}
-NOT_YET = "issue 43's target, not met yet at 390 px (docs/performance.md, the bot's replies)"
-
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_post_takes_no_more_than_220_px_at_390_px_on_average_over_a_whole_game(
-    games: dict[str, Played], kind: str, request: pytest.FixtureRequest
+    games: dict[str, Played], kind: str
 ) -> None:
     """≤ 220 px a post at 390 px, the mean over the whole game (the board picture apart): the
     round's board, posted when the round turns, must not stay long enough to lift the mean."""
-    if kind in MEAN_OVER_220:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=NOT_YET))
     heights = [estimated_height(body) for body in games[kind].replies]
     assert statistics.mean(heights) <= 220, sorted(heights)[-5:]
 
@@ -132,14 +122,10 @@ def boards_in(played: Played) -> list[str]:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_round_board_in_the_thread_fits_a_phone_screen(
-    games: dict[str, Played], kind: str, request: pytest.FixtureRequest
-) -> None:
+def test_round_board_in_the_thread_fits_a_phone_screen(games: dict[str, Played], kind: str) -> None:
     """The board a reply carries when the week, round or phase turns is compact: it takes at
     most half a phone screen at 390 px, so the move it answers stays in view; the long lists
     (every area, every stock) are on the game page."""
-    if kind in BOARD_OVER_HALF_A_SCREEN:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=NOT_YET))
     boards = boards_in(games[kind])
     assert boards, kind
     tallest = max(boards, key=shown_lines)

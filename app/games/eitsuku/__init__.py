@@ -72,10 +72,7 @@ class Eitsuku(Game):
     waiting_for = staticmethod(rules.waiting_for)
     zombie = staticmethod(_zombie.zombie)
 
-    def bot_lines(self, state: State, seat: int) -> list[str]:
-        # From the seat's own view and its lines only (sealed ones too), docs/bot-play.md.
-        thread, sealed = self.legal_split(state, seat)
-        return _bot.bot(self.view(state, seat), thread + sealed)
+    bot = staticmethod(_bot.bot)
 
     default_commands = staticmethod(rules.default_commands)
 

@@ -271,7 +271,8 @@ def test_one_word_for_waiting(games: dict[str, Played], kind: str) -> None:
 
 @pytest.mark.parametrize(
     "text", ["(I: 役者は主演・助演)", "(R 2−2「6任意」、I: 前)", "マニーを1枚得ました(R 4.3)",
-             "後攻の太郎の勝ち(R)", "非公開の書き込み(sealed)で", "(交互、R 4.3)", "R 4.3: A と B"],
+             "後攻の太郎の勝ち(R)", "非公開の書き込み(sealed)で", "(交互、R 4.3)", "R 4.3: A と B",
+             "太郎の勝ち(R 敗北条件が優先)", "2人で遊びます。R プレイヤー対プレイヤー"],
 )  # fmt: skip
 def test_the_label_patterns_catch_the_issue_s_examples(text: str) -> None:
     assert labels_in(text)

@@ -13,8 +13,12 @@ LABEL = re.compile(
     r"[(（、,]\s*[RID]\s+A?[0-9][0-9.\-−]*"  # (R 4.3) (R 3.2 カタン取り) 、R 5.1)
     r"|[(（、,]\s*[RID]\s*(?:[)）:：、「]|$)"  # (R) (I: …) (R「…」) 、I: …
     r"|(?<![A-Za-z0-9_])[RID] [0-9]+(?:[.\-−][0-9]+)*\s*[:：)）、「]"  # R 4.3: …
+    r"|[(（、,。]\s*[RID] (?=[\u3040-\u30ff\u3400-\u9fff])"  # (R 敗北条件が優先) 。R プレイヤー…
     r"|[(（]\s*sealed\s*[)）]"
 )
+# A literal that is stored, never shown (a state's words kept for replays, said to players in
+# other words) says so on its line; the scan leaves it out.
+NOT_SHOWN = "# not shown to players"
 JAPANESE = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]")
 
 
@@ -45,7 +49,10 @@ def scan(root: Path) -> list[str]:
     """Every label in what app/ and templates/ give players to read, as 'file:line: label'."""
     hits: list[str] = []
     for path in sorted((root / "app").rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").split("\n")
         for line, value in python_strings(path):
+            if NOT_SHOWN in lines[line - 1]:
+                continue
             hits.extend(f"{path.relative_to(root)}:{line}: {label}" for label in labels_in(value))
     texts = [*(root / "templates").rglob("*.j2"), *(root / "templates").rglob("*.html")]
     content = (".yaml", ".yml", ".json", ".toml", ".md", ".txt")

@@ -125,9 +125,9 @@ class CardSpec(BaseModel):
                 raise ValueError("a normal card's ability says when it fires (登場時 …)")
         else:
             if self.attack or self.durability:
-                raise ValueError("a magic card has no attack or durability (R ステータス)")
+                raise ValueError("a magic card has no attack or durability (its ステータス)")
             if not self.abilities:
-                raise ValueError("a magic card has a special ability (R マジックカード)")
+                raise ValueError("a magic card has a special ability (its マジックカード text)")
             if any(ability.timing is not None for ability in self.abilities):
                 raise ValueError("a magic card's ability fires when it is declared: no timing")
         if len(self.abilities) > 4:

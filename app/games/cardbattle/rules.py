@@ -680,7 +680,7 @@ def _finish(state: State, wiped: list[int], events: Events) -> None:
 # The note the state's ``reason`` ends with when a total cost over 1,000 decided the battle.
 # It is in every stored game's state, which replays compare: it must stay these very words.
 # Players read the reason through `reason_text`, which says it in their words (issue #43).
-STORED_OVER_NOTE = "(R 敗北条件が優先)"
+STORED_OVER_NOTE = "(R 敗北条件が優先)"  # not shown to players: reason_text says it
 SHOWN_OVER_NOTE = "(超過の負けが優先)"
 
 

@@ -135,7 +135,10 @@ def success_text(session: Session, sub: Submission, work: Working) -> str:
     lines = [sub.anchor] if sub.anchor else []
     lines.extend(work.public)
     if work.private and not sub.sealed:
-        lines.append("（あなたにだけ見える結果はゲームページの「あなたの手元」に）")
+        # Named by the seat that moved (the game page's own name for it), never the account
+        # behind a post's 名前欄.
+        seat = work.moves[-1].actor_name if work.moves else "あなた"
+        lines.append(f"（{seat}さんにだけ見える結果は、ゲームページの「あなたの手元」に）")
     show_board = work.board_changed
     if work.state is not None and work.status == "active" and not work.paused:
         seats = impl.waiting_for(work.state)

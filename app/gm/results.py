@@ -40,6 +40,10 @@ def breakdown_text(breakdown: Mapping[str, Any], impl: GameImpl | None) -> str:
     for key, value in breakdown.items():
         if value is None or (value == 0 and not isinstance(value, bool)):
             continue
+        if isinstance(value, str) or key == "total":
+            # A reason in words is the end's own event, just above the ranking (カードゲーム's
+            # 決着の理由, once for every player before); a total is the score beside it.
+            continue
         found = breakdown_message(key, impl)
         label = key if found is None else found[0] % found[1] if found[1] else found[0]
         parts.append(f"{label} {value}")

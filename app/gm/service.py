@@ -85,9 +85,13 @@ def create_game(
     injected = {"pool": cards.pool_options(session)} if impl.uses_card_registry else None
     chosen = game_options.check(impl, options, injected=injected)
     board = forum.get_board(session, impl.kind)
+    seats = (
+        f"{impl.min_players}人"
+        if impl.min_players == impl.max_players
+        else f"{impl.min_players}〜{impl.max_players}人"
+    )
     body = (
-        f"{impl.title_ja}「{title}」の参加者を募集します（{impl.min_players}〜"
-        f"{impl.max_players}人、GM: {gm.name}）。\n"
+        f"{impl.title_ja}「{title}」の参加者を募集します（{seats}、GM: {gm.name}）。\n"
         "参加する人は JOIN（参加）と書き込んでください。GM が START（開始）で始めます。"
     )
     body += "\n空いた席には GM が BOT（ボット）でボットを座らせることもできます。"

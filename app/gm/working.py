@@ -166,7 +166,10 @@ def apply_game_command(
         work.private.append(f"✔ {line} → {private}")
     if impl.is_over(state):
         work.status = "finished"
-        work.public.append("ゲーム終了！")
+        # The end said once: a kind whose own end event says it (「えいつく終了。成績発表です。」,
+        # 「【決着】…」) gets no 「ゲーム終了！」 beneath it.
+        if not any(e.get("type") == "game_over" and e.get("text") for e in events):
+            work.public.append("ゲーム終了！")
 
 
 def told_waiting(events: list[dict[str, Any]]) -> set[int]:

@@ -795,10 +795,12 @@ def execute(state: State, seat: int, command: GameCommand, rng: Rng) -> Events:
         player["budget_used"] += sum(plan.values())
         _take_from_pile(state, player, command.card)
         _spend_scout(player)
-        flipped = format_cards(plan) if plan else "なし"
-        events.append(
-            event("buy", f"{name}: {flipped} を裏返して {command.card} を得ました。", seat=seat)
+        said = (
+            f"{name}: {format_cards(plan)} を裏返して {command.card} を得ました。"
+            if plan
+            else f"{name}: {command.card} を得ました(裏返すカードなし)。"
         )
+        events.append(event("buy", said, seat=seat))
         line = Buy(command.card, _expand(plan)).canonical()
     elif isinstance(command, Draw):
         card = _draw(state, EVENT_DECK)

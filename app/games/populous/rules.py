@@ -1374,7 +1374,7 @@ def _end_phase(state: State, rng: Rng, events: Events) -> None:
     size = hand_size(state, seat)
     reshuffled = len(state["deck"]) < size - len(player["hand"]) and bool(state["discard"])
     drawn = decks.refill(player["hand"], state["deck"], size, rng, state["discard"])
-    said = [f"手札を{len(drawn)}枚補充({len(player['hand'])}枚)"]
+    said = [f"{len(drawn)}枚補充して手札{len(player['hand'])}枚"]
     if reshuffled:
         said.append("山札が尽きたので捨て札をシャッフルして山札にしました")
     for square in sorted(state["pieces"]):

@@ -65,7 +65,7 @@ HOWTO = Howto(
         ),
         CommandHelp(
             "ENDROUND",
-            N_("GM が、みんなで合意したラウンドを終わらせます。"),
+            N_("全員が合意したら、GM がラウンドを終えます。"),
             ("ENDROUND", "ラウンド終了"),
             "gm",
         ),

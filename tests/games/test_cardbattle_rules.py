@@ -460,3 +460,16 @@ def test_the_bot_plays_a_missing_player() -> None:
         (line,) = game.default_commands(state, seat)
         state, _ = do(state, seat, line, seq)
     assert state["over"]
+
+
+def test_a_magic_that_takes_the_total_cost_over_1000_says_the_battle_is_then_lost() -> None:
+    """R 敗北条件 (総コスト > 1000 loses at the end): said where the total goes over, not
+    left to the board's 「(超過)」 until the 【決着】."""
+    state = battle_with(("DECK 壁1 壁2 壁3 MAGIC 火の玉 小石", "DECK 壁1 壁2 壁3"))
+    state, events = do(state, 0, "MAGIC 火の玉 2", 5)
+    assert battle.total_cost(state, 0) == 1000
+    assert not any("1000超過" in str(e["text"]) for e in events)
+    state, events = do(state, 0, "MAGIC 小石 1", 6)
+    assert battle.total_cost(state, 0) > 1000
+    said = [str(e["text"]) for e in events if e["type"] == "magic"]
+    assert said and "1000超過(このまま決着すると負け)" in said[0], said

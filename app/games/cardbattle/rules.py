@@ -451,7 +451,11 @@ def _effect(
     elif effect == "cost":
         own["cost_change"] += amount
         events.append(
-            event("ability", f"{text} → {_name(state, seat)}の総コスト {total_cost(state, seat)}。")
+            event(
+                "ability",
+                f"{text} → {_name(state, seat)}の総コスト {total_cost(state, seat)}"
+                + f"{_over_note(state, seat)}。",
+            )
         )
 
 
@@ -628,12 +632,21 @@ def _declare(state: State, seat: int, command: Magic, rng: Rng, events: Events) 
     events.append(
         event(
             "magic",
-            f"{_name(state, seat)}の総コスト {total_cost(state, seat)}(+{card.cost})",
+            f"{_name(state, seat)}の総コスト {total_cost(state, seat)}(+{card.cost})"
+            + _over_note(state, seat),
             seat=seat,
         )
     )
     _effect(state, seat, ability, None, target, command.card, events)
     state["passed"] = []
+
+
+def _over_note(state: State, seat: int) -> str:
+    """Said where a total cost goes over 1,000: the battle is then lost at its end, whatever
+    the fields (the board's 「(超過)」 alone did not tell a newcomer)."""
+    if total_cost(state, seat) <= INITIAL_COST:
+        return ""
+    return "、1000超過(このまま決着すると負け)"
 
 
 # --------------------------------------------------------------------------- the end

@@ -649,3 +649,17 @@ def test_a_refused_card_line_never_lists_the_face_down_hand() -> None:
     for line in ("CARD 臨時収入", "DISCARD 臨時収入"):
         message = refused(state, seat, line).message
         assert "マイク" not in message and "自由行動" not in message, message
+
+
+def test_a_round_in_which_nobody_scored_says_so_in_one_line_not_a_ranking_of_ties() -> None:
+    """R 5 (イベント結果発表): with no EVP and no reward for anyone, one line says nobody
+    scored and each total; a ranking of 1位 at +0 for every player said nothing more."""
+    state = dealt()
+    seat = state["turn"]
+    other = 1 - seat
+    for seq, mover in enumerate((seat, other, seat, other), start=1):
+        idol = idolwp_rules.due_idols(state, mover)[0]
+        state, events = play(state, mover, f"MOVE {idol} G", seq)
+    said = texts(events)
+    assert "今回は誰も得点しませんでした(計 " in said, said
+    assert "位 " not in said.split("イベント結果発表", 1)[1].split("\n", 2)[1], said

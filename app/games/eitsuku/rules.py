@@ -898,7 +898,8 @@ def _run_event(state: State, seat: int, command: PlayEvent, rng: Rng, events: Ev
         for card, count in funds.items():
             _take_from_pile(state, player, card, count)
         text += (
-            f"宣言 {command.number}(最終得点 −{command.number})、{format_cards(funds)} を得ました。"
+            f"{command.number}を宣言(最終得点 −{command.number})して {format_cards(funds)} を"
+            "得ました。"
         )
     elif command.name == RUSH:
         player["sets_left"] += EVENTS[RUSH].amount

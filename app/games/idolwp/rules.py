@@ -467,16 +467,22 @@ def _results(state: State, events: Events) -> None:
         index = tied[-1] + 1
     rows = []
     lines = [f"【第{state['round']}ラウンド イベント結果発表: {event_card.name}】"]
+    # Nobody scored: one line, not a ranking of ties at +0 (a newcomer's read).
+    scored = any(players[seat]["evp"] + rewards[seat] for seat in order)
+    if not scored:
+        totals = "、".join(f"{players[seat]['name']} {players[seat]['points']}点" for seat in order)
+        lines.append(f"今回は誰も得点しませんでした(計 {totals})。")
     for i, seat in enumerate(order):
         player = players[seat]
         gain = player["evp"] + rewards[seat]
         player["points"] += gain
         player["event_points"] += gain
         rows.append({"name": player["name"], "evp": player["evp"], "reward": rewards[seat]})
-        lines.append(
-            f"{ranks[i]}位 {player['name']}: {player['evp']}EVP + 順位報酬 {rewards[seat]} = "
-            f"+{gain}点(計 {player['points']}点)"
-        )
+        if scored:
+            lines.append(
+                f"{ranks[i]}位 {player['name']}: {player['evp']}EVP + 順位報酬 {rewards[seat]} = "
+                f"+{gain}点(計 {player['points']}点)"
+            )
         player["evp"] = 0
     state["results"].append({"round": state["round"], "event": event_card.name, "rows": rows})
     events.append(event("results", "\n".join(lines), round=state["round"]))

@@ -227,6 +227,18 @@ def test_rule_text_revealed_at_round_end() -> None:
     assert hashlib.sha256(f"{salt}:{ALTERNATE}".encode()).hexdigest() == digest
 
 
+def test_a_house_rule_revealed_at_round_end_is_said_in_its_own_words_too() -> None:
+    """The house list's rule (content/house_rules.toml) is revealed as sealed, for the hash,
+    and in its list's words beside it; a rule a person wrote is shown only as written."""
+    _state, events = act(begin(), "gm", "ENDROUND")
+    end = next(e for e in events if e["type"] == "round_end")
+    assert f"ルール「{ALTERNATE}」(前のカードと違う色)" in end["text"], end["text"]
+    own = "card.suit != prev.suit and card.rank > 3"
+    _state, events = act(begin(own), "gm", "ENDROUND")
+    end = next(e for e in events if e["type"] == "round_end")
+    assert f"ルール「{own}」、ソルト" in end["text"], end["text"]
+
+
 def test_option_rules_formal_only_refuses_text_rule() -> None:
     """I: the rule is given in one of two ways; the option `rules` may allow only one."""
     state = game.setup(NAMES[:4], {"rules": "formal"}, Rng("f", 0))

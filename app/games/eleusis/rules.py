@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.games.base import Actor, Rng, RuleError, State, event, private_event
 from app.games.eleusis import scoring
+from app.games.eleusis.bot import house_rules
 from app.games.eleusis.cards import HAND_SIZE, full_deck, sort_cards
 from app.games.eleusis.commands import (
     FORMAL,
@@ -79,6 +80,14 @@ class EleusisOptions(BaseModel):
 
 
 # --------------------------------------------------------------------------- small helpers
+
+
+def _in_words(rule: str) -> str:
+    """A house rule (a bot parent's, content/house_rules.toml) in its own words beside its
+    formula: 「card.color != prev.color」 is 「(前のカードと違う色)」 to a newcomer. A rule a
+    person wrote is shown as written (the hash is of those very words)."""
+    words = next((house.ja for house in house_rules() if house.text == rule), "")
+    return f"({words})" if words else ""
 
 
 def _name(state: State, seat: int) -> str:
@@ -801,7 +810,7 @@ def _end_round(state: State, ended_by: str, emptied: int | None, events: Events)
     text += ")。"
     if state["rule"] is not None:
         # The hash was posted when the round started; SHA-256("ソルト:ルール") checks it.
-        text += f"ルール「{state['rule']}」、ソルト {state['salt']}。"
+        text += f"ルール「{state['rule']}」{_in_words(state['rule'])}、ソルト {state['salt']}。"
     events.append(event("round_end", text, round=round_number, rule=state["rule"]))
     events.append(
         event(

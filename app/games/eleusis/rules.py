@@ -815,7 +815,7 @@ def _end_round(state: State, ended_by: str, emptied: int | None, events: Events)
     events.append(
         event(
             "round_scores",
-            "得点: "
+            "このラウンドの得点: "
             + "、".join(
                 f"{_name(state, seat)} {line['total']:+d}" for seat, line in enumerate(scores)
             ),

@@ -510,7 +510,7 @@ def _finish(state: State, events: Events) -> None:
     house table, ties adding and splitting (rounding down); highest points win, ties share."""
     players = state["players"]
     table = content().tables.final_points[str(len(players))]
-    lines = ["【最終アビリティ順位】"]
+    lines = ["【最後の能力順位】"]
     for ability in ABILITIES:
         order = sorted(range(len(players)), key=lambda s: -players[s]["abilities"][ability])
         ranks = competition_ranks([players[s]["abilities"][ability] for s in order])

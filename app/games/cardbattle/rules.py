@@ -292,7 +292,7 @@ def _reveal(state: State, rng: Rng, events: Events) -> None:
     abilities fire, the first player's cards first, each in deck order."""
     decks = secret.reveal(state["step"])
     state["step"] = None
-    lines = ["【デッキ公開】複数の能力はダイスで一つに"]
+    lines = ["【デッキ公開】(能力が複数あるカードは、使う1つをダイスで決めました)"]
     for seat in _order(state):
         chosen = decks[seat]
         player = state["players"][seat]

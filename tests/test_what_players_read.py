@@ -88,7 +88,9 @@ def test_result_table_shows_labels_not_keys() -> None:
     assert messages.breakdown_lines(unfinished, "eitsuku") == []  # the table says — once
     reason = "花子の総コスト 1050 が1000を超えたため太郎の勝ち(R 敗北条件が優先)"
     shown = messages.breakdown_lines({"reason": reason, "total_cost": 1000}, "cardbattle")
-    assert shown == [("決着の理由", reason), ("総コスト", 1000)]  # text stays as written
+    # A result stored before issue 43 with the rule book's label is shown in players' words.
+    said = "花子の総コスト 1050 が1000を超えたため太郎の勝ち(超過の負けが優先)"
+    assert shown == [("決着の理由", said), ("総コスト", 1000)]
     with i18n.use_language("en"):
         shown = messages.breakdown_lines({"total": 3, "gm": -2}, "eitsuku")
         assert shown == [("Total", 3), ("GM adjustment", -2)]

@@ -1104,6 +1104,12 @@ class Game:
             return [chosen]
         return self.default_commands(state, seat)
 
+    def breakdown_words(self, value: Any) -> Any:
+        """A stored result's breakdown value as players read it: a result stored in words a
+        kind has since said otherwise (カードゲーム's reason with the rule book's label) is
+        shown in today's. As it is by default."""
+        return value
+
     # A kind's bot (its ``bot.py``): the lines a bot seat plays, chosen from the seat's own
     # view and the lines legal for it now, thread and sealed ones (docs/bot-play.md).
     bot: Callable[[Mapping[str, Any], Sequence[str]], list[str]] | None = None

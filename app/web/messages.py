@@ -339,8 +339,13 @@ def breakdown_lines(breakdown: Mapping[str, Any] | None, game: Game | str | None
     items = list((breakdown or {}).items())
     if all(value is None for _, value in items):
         return []
+    impl = GAMES.get(game) if isinstance(game, str) else game
     return [
-        (breakdown_label(key, game), NO_VALUE if value is None else value) for key, value in items
+        (
+            breakdown_label(key, game),
+            NO_VALUE if value is None else value if impl is None else impl.breakdown_words(value),
+        )
+        for key, value in items
     ]
 
 

@@ -83,6 +83,12 @@ class Cardbattle(Game):
     breakdown_labels = scoring.BREAKDOWN_LABELS
     result = staticmethod(scoring.result)
 
+    def breakdown_words(self, value: Any) -> Any:
+        # Games decided before issue 43 stored their reason with 「(R 敗北条件が優先)」.
+        if isinstance(value, str):
+            return value.replace(rules.STORED_OVER_NOTE, rules.SHOWN_OVER_NOTE)
+        return value
+
     def revealed(self, player: Mapping[str, Any]) -> str:
         return f" の宣言しなかったマジックカード: {'、'.join(player['magic']) or 'なし'}"
 

@@ -10,6 +10,7 @@ The games are made and played into a state with something private over the JSON 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -856,3 +857,25 @@ def test_a_folded_dock_stays_folded_on_the_next_page_and_open_once_unfolded(
     expect(page.locator(REPLY_BODY)).to_be_visible()
     page.reload()
     expect(page.locator(REPLY_BODY)).to_be_visible()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_board_picture_in_a_post_takes_at_most_half_the_screen_and_opens_whole(
+    phone: Phone, tables: dict[str, Table], kind: str
+) -> None:
+    """A round's post carries the board picture (930–1,360 px tall at 390 px, a newcomer's
+    round posts four screens long): in a post on a phone it is at most half the screen high,
+    and a tap opens the whole picture."""
+    page = phone.page
+    page.goto(f"/threads/{tables[kind].thread_id}")
+    figure = page.locator("figure.board-in-post").first
+    figure.scroll_into_view_if_needed()
+    img = figure.locator("a.board-zoom img")
+    page.wait_for_function(
+        "(img) => img.complete && img.naturalWidth > 0", arg=img.element_handle()
+    )
+    box = img.bounding_box()
+    assert box is not None and 0 < box["height"] <= PHONE["height"] / 2, box
+    href = figure.locator("a.board-zoom").get_attribute("href") or ""
+    assert re.fullmatch(rf"/api/games/{tables[kind].id}/board\.svg\?at=\d+", href), href
+    expect(figure.locator(".board-zoom-hint")).to_be_visible()

@@ -121,9 +121,12 @@ DOM_CHECK = """
   }
   const injected = ['IFRAME', 'FRAME', 'OBJECT', 'EMBED', 'MATH', 'SVG', 'IMG', 'VIDEO', 'AUDIO',
     'SOURCE', 'BASE', 'MARQUEE', 'X', 'STYLE', 'DETAILS', 'TEMPLATE', 'NOSCRIPT', 'APPLET'];
-  // The site's own: the board picture (an <img> of board.svg) and the board as text.
+  // The site's own: the board picture (an <img> of board.svg; in a post, inside a link to the
+  // same picture whole) and the board as text.
   const picture = /^[/]api[/]games[/][0-9]+[/]board[.]svg([?][a-z0-9=&]*)?$/;
-  const own = (el) => (el.matches('figure.board-picture > img')
+  const zoom = (el) => el.matches('figure.board-in-post > a.board-zoom > img')
+    && el.parentElement.getAttribute('href') === el.getAttribute('src');
+  const own = (el) => ((el.matches('figure.board-picture > img') || zoom(el))
       && picture.test(el.getAttribute('src') || ''))
     || (el.matches('details.board-text, #turn details.dock-part, #turn details.dock-name')
       && el.firstElementChild?.tagName === 'SUMMARY')

@@ -14,7 +14,7 @@ from app.games.base import Rng, RuleError, State
 from app.games.idolwp import game
 from app.games.idolwp import rules as idolwp_rules
 from app.games.idolwp.content import Idol, load
-from app.games.idolwp.rules import initial_abilities, meets
+from app.games.idolwp.rules import Events, initial_abilities, meets
 
 NAMES = ["A", "B", "C", "D", "E"]
 # Idols with no power that changes the checks below, two each.
@@ -201,14 +201,22 @@ def test_both_idols_at_the_goal_take_a_money_chip_instead() -> None:
     assert state["players"][seat]["money"] == money + 1
 
 
-def test_round_ends_when_every_idol_is_home_and_the_first_home_starts_the_next() -> None:
-    """R 4.5: 次のラウンドのスタートプレイヤーは、前のラウンドで最も最初にゴールしたプレイヤー."""
+def everyone_home() -> tuple[State, Events, int]:
+    """A first round played to its end, every idol moved home (G) in turn: the state, the
+    last move's events, and the seat that started (and came home first)."""
     state = dealt()
     seat = state["turn"]
     other = 1 - seat
+    events: Events = []
     for seq, mover in enumerate((seat, other, seat, other), start=1):
         idol = idolwp_rules.due_idols(state, mover)[0]
         state, events = play(state, mover, f"MOVE {idol} G", seq)
+    return state, events, seat
+
+
+def test_round_ends_when_every_idol_is_home_and_the_first_home_starts_the_next() -> None:
+    """R 4.5: 次のラウンドのスタートプレイヤーは、前のラウンドで最も最初にゴールしたプレイヤー."""
+    state, events, seat = everyone_home()
     assert state["round"] == 2
     assert state["finished"] == [] and state["turn"] == seat
     assert "第1ラウンド イベント結果発表" in texts(events)
@@ -654,12 +662,7 @@ def test_a_refused_card_line_never_lists_the_face_down_hand() -> None:
 def test_a_round_in_which_nobody_scored_says_so_in_one_line_not_a_ranking_of_ties() -> None:
     """R 5 (イベント結果発表): with no EVP and no reward for anyone, one line says nobody
     scored and each total; a ranking of 1位 at +0 for every player said nothing more."""
-    state = dealt()
-    seat = state["turn"]
-    other = 1 - seat
-    for seq, mover in enumerate((seat, other, seat, other), start=1):
-        idol = idolwp_rules.due_idols(state, mover)[0]
-        state, events = play(state, mover, f"MOVE {idol} G", seq)
+    _state, events, _seat = everyone_home()
     said = texts(events)
     assert "今回は誰も得点しませんでした(計 " in said, said
     assert "位 " not in said.split("イベント結果発表", 1)[1].split("\n", 2)[1], said

@@ -284,8 +284,8 @@ def test_basic_skills_start_face_down() -> None:
     assert rules.aptitudes(state, 1) == {"山岳"}
 
 
-def test_cubes_must_total_7_max_6() -> None:
-    state = game.setup(NAMES[:3], {}, Rng("cb", 0))
+def at_the_cubes(state: State) -> State:
+    """``state`` taken through the race choice and the draft (each seat its first pick)."""
     seq = 1
     while state["phase"] == "race":
         state = go(state, state["turn"], f"RACE {RACES[state['turn']]}", seq)
@@ -295,6 +295,11 @@ def test_cubes_must_total_7_max_6() -> None:
             pick = f"PICK {state['draft']['packs'][seat][0]}"
             state, _ = play(state, seat, pick, seq, sealed=True)
             seq += 1
+    return state
+
+
+def test_cubes_must_total_7_max_6() -> None:
+    state = at_the_cubes(game.setup(NAMES[:3], {}, Rng("cb", 0)))
     assert "合計7" in refused(state, 0, "CUBES 情熱 2 食料 2 信仰 2", sealed=True)
     assert "合計7" in refused(state, 0, "CUBES 情熱 3 食料 3 信仰 2", sealed=True)
     assert "6個まで" in refused(state, 0, "CUBES 情熱 7 食料 0 信仰 0", sealed=True)
@@ -1465,16 +1470,7 @@ def test_a_sealed_choice_says_in_one_line_whom_the_step_still_waits_for() -> Non
 def test_the_cubes_reveal_is_one_line_and_the_first_turn_is_left_to_the_board() -> None:
     """Every split on one line; the round's first turn names nobody (the reply carries the
     board of the new phase, which says whose turn it is)."""
-    state = game.setup(NAMES[:3], {}, Rng("cu", 0))
-    seq = 1
-    while state["phase"] == "race":
-        state = go(state, state["turn"], f"RACE {RACES[state['turn']]}", seq)
-        seq += 1
-    while state["phase"] == "draft":
-        for seat in game.waiting_for(state):
-            pick = f"PICK {state['draft']['packs'][seat][0]}"
-            state, _ = play(state, seat, pick, seq, sealed=True)
-            seq += 1
+    state = at_the_cubes(game.setup(NAMES[:3], {}, Rng("cu", 0)))
     state, events = play(state, 0, "CUBES 情熱 6 食料 1 信仰 0", sealed=True)
     assert [e["text"] for e in public(events)] == ["Aが配分(残り: B、C)"]
     state, _ = play(state, 1, "CUBES 情熱 0 食料 1 信仰 6", sealed=True)

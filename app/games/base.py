@@ -863,11 +863,17 @@ class Game:
         self.check_players(list(players))
         return self.deal(list(players), chosen, rng)
 
+    def players_text(self) -> str:
+        """How many play it, as players read it: ``2〜6人``, or ``2人`` (never ``2〜2人``)."""
+        if self.min_players == self.max_players:
+            return f"{self.min_players}人"
+        return f"{self.min_players}〜{self.max_players}人"
+
     def check_players(self, players: list[str]) -> None:
         if not self.min_players <= len(players) <= self.max_players:
             raise RuleError(
-                f"{self.title_ja}は {self.min_players}〜{self.max_players} 人で遊びます"
-                f"(今は {len(players)} 人{self.player_count_note})。"
+                f"{self.title_ja}は{self.players_text()}で遊びます"
+                f"（今は{len(players)}人{self.player_count_note}）。"
             )
         for name in players:
             if not name or any(ch.isspace() for ch in name):

@@ -85,12 +85,7 @@ def guide_text(base_url: str | None = None) -> str:
         "■ 遊び方（ルール）",
     ]
     for impl in all_games():
-        players = (
-            f"{impl.min_players}人"
-            if impl.min_players == impl.max_players
-            else f"{impl.min_players}〜{impl.max_players}人"
-        )
-        lines.append(f"・{impl.title_ja}（{players}）: {root}{rules_path(impl.kind)}")
+        lines.append(f"・{impl.title_ja}（{impl.players_text()}）: {root}{rules_path(impl.kind)}")
     lines += [
         "",
         "■ 成績",

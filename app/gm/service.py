@@ -85,11 +85,7 @@ def create_game(
     injected = {"pool": cards.pool_options(session)} if impl.uses_card_registry else None
     chosen = game_options.check(impl, options, injected=injected)
     board = forum.get_board(session, impl.kind)
-    seats = (
-        f"{impl.min_players}人"
-        if impl.min_players == impl.max_players
-        else f"{impl.min_players}〜{impl.max_players}人"
-    )
+    seats = impl.players_text()
     body = (
         f"{impl.title_ja}「{title}」の参加者を募集します（{seats}、GM: {gm.name}）。\n"
         "参加する人は JOIN（参加）と書き込んでください。GM が START（開始）で始めます。"

@@ -10,6 +10,7 @@ import copy
 import functools
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -444,3 +445,18 @@ def test_apply_owned_changes_its_state_as_apply_makes_the_next(kind: str) -> Non
             else:
                 break
     assert moves >= 20
+
+
+@pytest.mark.parametrize("kind", sorted(GAMES))
+def test_a_wrong_player_count_is_refused_in_the_count_players_read(kind: str) -> None:
+    """A table of the wrong size is refused saying how many play the game as the lobby says it
+    (``2人`` for a game of exactly two, never ``2〜2人``), with no rules-page label in it."""
+    impl = GAMES[kind]
+    with pytest.raises(RuleError) as refused:
+        impl.check_players(["solo"])
+    message = str(refused.value)
+    assert f"{impl.players_text()}で遊びます" in message, message
+    assert f"{impl.min_players}〜{impl.min_players}人" not in message
+    assert not re.search(r"(^|[（(。、\s])[RID][\s「]", message), message
+    expected = "2人" if impl.min_players == impl.max_players == 2 else "〜"
+    assert expected in impl.players_text()

@@ -42,7 +42,6 @@ class Eleusis(Game):
     )
     min_players = rules.MIN_PLAYERS
     max_players = rules.MAX_PLAYERS
-    player_count_note = "。R「人数は4〜6人」"
     Options = EleusisOptions
     parser = PARSER
     commands = GAME_COMMANDS

@@ -37,7 +37,6 @@ class Populous(Game):
     aliases = ("populous", "ポピュラス", "ポピュラス草案21", "草案21")
     min_players = rules.MIN_PLAYERS
     max_players = rules.MAX_PLAYERS
-    player_count_note = "。R 3〜5人用"
     Options = PopulousOptions
     parser = PARSER
     commands = GAME_COMMANDS

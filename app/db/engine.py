@@ -16,6 +16,7 @@ from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import anyio
 import orjson
 import psycopg
 from sqlalchemy import (
@@ -325,6 +326,11 @@ class Database:
             event.listen(factory, "after_commit", _run_after_commit)
             event.listen(factory, "after_rollback", _drop_after_commit)
         self._checkpoint_pages: int | None = None  # defer_checkpoints
+        # How many of this process's requests may write at once, waiting for their turn in
+        # the event loop (app/web/deps.py ``write_lane``): on SQLite one, as SQLite runs one
+        # write transaction at a time (the write lock above keeps threads apart; this keeps
+        # the requests waiting for it out of the worker threads); on PostgreSQL no limit.
+        self.write_lane = anyio.CapacityLimiter(1) if self.is_sqlite else None
 
     @property
     def is_sqlite(self) -> bool:

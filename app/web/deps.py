@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, TypeVar
 
+import anyio
 from fastapi import Depends, Request
 from itsdangerous import BadSignature, Signer
 from sqlalchemy.orm import Session
@@ -21,6 +23,19 @@ from app.web.headers import CSRF_COOKIE
 
 SESSION_COOKIE = "bbsgm_session"
 T = TypeVar("T")
+
+
+def write_lane(request: Request) -> anyio.CapacityLimiter | None:
+    """The database's write lane (``Database.write_lane``): on SQLite one writing request at
+    a time in this process, the others waiting for their turn in the event loop rather than
+    as worker threads parked on the write lock (lock hand-overs and GIL switches between
+    them cost CPU: docs/performance.md); None on PostgreSQL."""
+    database: Database = request.app.state.database
+    return database.write_lane
+
+
+def _turn(lane: anyio.CapacityLimiter | None) -> contextlib.AbstractAsyncContextManager[Any]:
+    return lane if lane is not None else contextlib.nullcontext()
 
 
 # Trivial dependencies are coroutines: FastAPI runs a plain function in the thread pool, and
@@ -54,6 +69,7 @@ async def get_session(
 
 
 async def unit_of_work(
+    request: Request,
     session: Annotated[RequestSession, Depends(get_session, scope="function")],
 ) -> AsyncIterator[RequestSession]:
     """A route that writes: its session's transactions write (on SQLite ``BEGIN IMMEDIATE``,
@@ -64,28 +80,33 @@ async def unit_of_work(
     attempt back itself (``session.end_writes()``: rolled back, and what it reads to render
     the form again reads without the write lock). Services that must commit part of the
     work before the rest say why where they do (the rate limits' counts:
-    app/accounts/ratelimit.py)."""
-    if session.in_transaction():
-        await run_in_threadpool(session.begin_writes)
-    else:
-        session.begin_writes()
-    try:
-        yield session
-    except BaseException:
-        await run_in_threadpool(session.rollback)
-        raise
-    if session.in_transaction():
-        await run_in_threadpool(session.commit)
+    app/accounts/ratelimit.py). The route's turn in the write lane (``write_lane``) lasts
+    from the writes' beginning to their commit."""
+    async with _turn(write_lane(request)):
+        if session.in_transaction():
+            await run_in_threadpool(session.begin_writes)
+        else:
+            session.begin_writes()
+        try:
+            yield session
+        except BaseException:
+            await run_in_threadpool(session.rollback)
+            raise
+        if session.in_transaction():
+            await run_in_threadpool(session.commit)
 
 
-async def unit_of_work_in_one_thread(session: RequestSession, work: Callable[[], T]) -> T:
+async def unit_of_work_in_one_thread(
+    request: Request, session: RequestSession, work: Callable[[], T]
+) -> T:
     """``unit_of_work`` for a route that does its whole work in ``work``: the writes begin,
     ``work`` runs and the transaction commits (or, if it raises, rolls back) in **one**
     worker thread. With ``WriteSession`` a sync route runs in one thread and the commit in
     another, after the event loop has got round to it: on SQLite the write lock is held
     across that wait, and every other post waits with it (the browser's post form, the
     busiest writing page). ``work`` may give up its writes (``session.end_writes()``) to
-    render a refusal; what it has read then commits as a read."""
+    render a refusal; what it has read then commits as a read. It runs in the write lane
+    (``write_lane``)."""
 
     def run() -> T:
         session.begin_writes()
@@ -98,7 +119,7 @@ async def unit_of_work_in_one_thread(session: RequestSession, work: Callable[[],
             session.commit()
         return result
 
-    return await run_in_threadpool(run)
+    return await anyio.to_thread.run_sync(run, limiter=write_lane(request))
 
 
 # A route that only reads takes ``ReadSession``; one that writes, ``WriteSession`` (its unit
@@ -200,7 +221,8 @@ async def signed_in_work(request: Request, work: Callable[[Session, User], T]) -
     of a hop between the event loop and a worker thread for each sync dependency and one
     for the body. (Measured on SQLite, the posts a second barely moved: docs/performance.md.)
     It is these routes' unit of work, as ``unit_of_work`` is the others': the work commits
-    when it returns, in the same thread, and is rolled back if it raises."""
+    when it returns, in the same thread, and is rolled back if it raises; it runs in the
+    write lane (``write_lane``)."""
     database: Database = request.app.state.database
     token = bearer_token(request)
 
@@ -216,7 +238,7 @@ async def signed_in_work(request: Request, work: Callable[[Session, User], T]) -
             session.commit()
             return result
 
-    return await run_in_threadpool(run)
+    return await anyio.to_thread.run_sync(run, limiter=write_lane(request))
 
 
 PageUser = Annotated[User | None, Depends(cookie_user)]

@@ -214,7 +214,7 @@ async def new_post(
         form = {"body": body, "name": name}
         return _thread_again(request, session, settings, user, thread_id, form, status, error)
 
-    return await deps.unit_of_work_in_one_thread(session, work)
+    return await deps.unit_of_work_in_one_thread(request, session, work)
 
 
 @router.post("/threads/{thread_id}/preview")

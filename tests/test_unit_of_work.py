@@ -6,11 +6,14 @@ app/web and app/api) and on a small app that uses the same dependencies."""
 from __future__ import annotations
 
 import ast
+import asyncio
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
+import anyio
+import httpx
 import pytest
 from fastapi import Depends, FastAPI, HTTPException
 from fastapi.testclient import TestClient
@@ -234,3 +237,31 @@ def test_a_write_routes_viewer_is_read_without_the_write_lock(
         answer = client.post("/who", cookies={deps.SESSION_COOKIE: token})
         holder.rollback()
     assert answer.json() == {"name": "viewer"}
+
+
+def test_on_sqlite_writers_wait_for_their_turn_in_the_event_loop_not_in_worker_threads(
+    database: Database,
+) -> None:
+    """SQLite runs one write transaction at a time, so one request writes at a time
+    (``deps.write_lane``): the others wait for their turn in the event loop, holding no
+    worker thread, and a page is served while they wait; each then writes in turn."""
+    app = _app(database)
+    lane = database.write_lane
+    assert lane is not None and lane.total_tokens == 1
+
+    async def scenario() -> list[int]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://uow") as client:
+            async with lane:  # a writer in its turn
+                writes = [asyncio.create_task(client.post(f"/boards/w{i}")) for i in range(8)]
+                with anyio.fail_after(30):  # every writer in line, or they never queue there
+                    while lane.statistics().tasks_waiting < len(writes):
+                        await asyncio.sleep(0)
+                threads = anyio.to_thread.current_default_thread_limiter()
+                assert threads.borrowed_tokens == 0
+                page = await client.get("/boards")
+                assert page.json() == {"boards": 0}
+            return [answer.status_code for answer in await asyncio.gather(*writes)]
+
+    assert asyncio.run(scenario()) == [200] * 8
+    assert _boards(database) == 8

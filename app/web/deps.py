@@ -29,7 +29,9 @@ def write_lane(request: Request) -> anyio.CapacityLimiter | None:
     """The database's write lane (``Database.write_lane``): on SQLite one writing request at
     a time in this process, the others waiting for their turn in the event loop rather than
     as worker threads parked on the write lock (lock hand-overs and GIL switches between
-    them cost CPU: docs/performance.md); None on PostgreSQL."""
+    them cost CPU: docs/performance.md); None on PostgreSQL. A request takes its turn once:
+    a ``WriteSession`` route, which holds it, must not call ``signed_in_work`` or
+    ``unit_of_work_in_one_thread`` (each would wait for the turn it holds)."""
     database: Database = request.app.state.database
     return database.write_lane
 

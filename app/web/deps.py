@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import secrets
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, TypeVar
@@ -29,15 +28,12 @@ def write_lane(request: Request) -> anyio.CapacityLimiter | None:
     """The database's write lane (``Database.write_lane``): on SQLite one writing request at
     a time in this process, the others waiting for their turn in the event loop rather than
     as worker threads parked on the write lock (lock hand-overs and GIL switches between
-    them cost CPU: docs/performance.md); None on PostgreSQL. A request takes its turn once:
-    a ``WriteSession`` route, which holds it, must not call ``signed_in_work`` or
-    ``unit_of_work_in_one_thread`` (each would wait for the turn it holds)."""
+    them cost CPU: docs/performance.md); None on PostgreSQL. Taken by the routes whose whole
+    work is one write transaction (``signed_in_work``, ``unit_of_work_in_one_thread``), not
+    by ``unit_of_work``: a ``WriteSession`` route may spend long before its first write (a
+    login's argon2 hash, 0.2 s), which holds no lock until that write, and so no turn."""
     database: Database = request.app.state.database
     return database.write_lane
-
-
-def _turn(lane: anyio.CapacityLimiter | None) -> contextlib.AbstractAsyncContextManager[Any]:
-    return lane if lane is not None else contextlib.nullcontext()
 
 
 # Trivial dependencies are coroutines: FastAPI runs a plain function in the thread pool, and
@@ -71,7 +67,6 @@ async def get_session(
 
 
 async def unit_of_work(
-    request: Request,
     session: Annotated[RequestSession, Depends(get_session, scope="function")],
 ) -> AsyncIterator[RequestSession]:
     """A route that writes: its session's transactions write (on SQLite ``BEGIN IMMEDIATE``,
@@ -82,20 +77,18 @@ async def unit_of_work(
     attempt back itself (``session.end_writes()``: rolled back, and what it reads to render
     the form again reads without the write lock). Services that must commit part of the
     work before the rest say why where they do (the rate limits' counts:
-    app/accounts/ratelimit.py). The route's turn in the write lane (``write_lane``) lasts
-    from the writes' beginning to their commit."""
-    async with _turn(write_lane(request)):
-        if session.in_transaction():
-            await run_in_threadpool(session.begin_writes)
-        else:
-            session.begin_writes()
-        try:
-            yield session
-        except BaseException:
-            await run_in_threadpool(session.rollback)
-            raise
-        if session.in_transaction():
-            await run_in_threadpool(session.commit)
+    app/accounts/ratelimit.py)."""
+    if session.in_transaction():
+        await run_in_threadpool(session.begin_writes)
+    else:
+        session.begin_writes()
+    try:
+        yield session
+    except BaseException:
+        await run_in_threadpool(session.rollback)
+        raise
+    if session.in_transaction():
+        await run_in_threadpool(session.commit)
 
 
 async def unit_of_work_in_one_thread(

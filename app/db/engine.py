@@ -326,8 +326,8 @@ class Database:
             event.listen(factory, "after_commit", _run_after_commit)
             event.listen(factory, "after_rollback", _drop_after_commit)
         self._checkpoint_pages: int | None = None  # defer_checkpoints
-        # How many of this process's posts (the requests whose whole work is one write
-        # transaction, app/web/deps.py ``write_lane``) may write at once, the others waiting
+        # How many of this process's posts (the requests that do all their work in one
+        # worker thread, app/web/deps.py ``write_lane``) may write at once, the others waiting
         # for their turn in the event loop: on SQLite one, as SQLite runs one write
         # transaction at a time (the write lock above keeps threads apart; this keeps the
         # posts waiting for it out of the worker threads); on PostgreSQL no limit.

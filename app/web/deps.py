@@ -25,13 +25,13 @@ T = TypeVar("T")
 
 
 def write_lane(request: Request) -> anyio.CapacityLimiter | None:
-    """The database's write lane (``Database.write_lane``): on SQLite one writing request at
-    a time in this process, the others waiting for their turn in the event loop rather than
-    as worker threads parked on the write lock (lock hand-overs and GIL switches between
-    them cost CPU: docs/performance.md); None on PostgreSQL. Taken by the routes whose whole
-    work is one write transaction (``signed_in_work``, ``unit_of_work_in_one_thread``), not
-    by ``unit_of_work``: a ``WriteSession`` route may spend long before its first write (a
-    login's argon2 hash, 0.2 s), which holds no lock until that write, and so no turn."""
+    """The database's write lane (``Database.write_lane``): on SQLite one post at a time in
+    this process (the work of ``signed_in_work`` and ``unit_of_work_in_one_thread``, all of
+    it in one worker thread), the others waiting for their turn in the event loop rather
+    than as worker threads parked on the write lock (lock hand-overs and GIL switches between
+    them cost CPU: docs/performance.md); None on PostgreSQL. Not taken by ``unit_of_work``:
+    a ``WriteSession`` route may spend long before its first write (a login's or bbs.cgi's
+    argon2 check, 0.2 s), which holds no lock until that write, and so no turn."""
     database: Database = request.app.state.database
     return database.write_lane
 

@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from app.accounts import users as accounts
 from app.config import Settings
 from app.db import migrate
-from app.db.engine import Database
+from app.db.engine import Database, follow_transactions
 from app.db.models import User
 from app.gm.service import ensure_game_boards
 from app.main import create_app
@@ -100,6 +100,7 @@ def session(database: Database) -> Iterator[Session]:
     connection = database.engine.connect()
     transaction = connection.begin()
     with Session(bind=connection, join_transaction_mode="create_savepoint") as s:
+        follow_transactions(s)  # as the app's sessions do (Database's factories)
         yield s
     transaction.rollback()
     connection.close()

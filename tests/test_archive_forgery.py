@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from app.archive import records
 from app.archive.importer import ImportRefused, import_game
 from app.archive.verify import BOT_POSTS, RANKING_HEADER, verify
-from app.db.engine import Database
+from app.db.engine import Database, follow_transactions
 from app.db.models import Game, Post
 from app.gm.reply import BOT_NAME
 from tests.test_archive_helpers import Played, play
@@ -29,6 +29,7 @@ def genuine(database: Database) -> dict[str, Any]:
     connection = database.engine.connect()
     transaction = connection.begin()
     with Session(bind=connection, join_transaction_mode="create_savepoint") as session:
+        follow_transactions(session)  # as the app's sessions do (Database's factories)
         played: Played = play(session)
         data: dict[str, Any] = json.loads(
             json.dumps(records.export_game(session, played.game), ensure_ascii=False)

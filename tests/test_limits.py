@@ -43,6 +43,7 @@ from app.config import Settings
 from app.db import engine as app_db
 from app.db.engine import Database
 from app.db.models import ApiToken, FeedToken, Game, RateLimit, SealedCommand, User, Webhook, utcnow
+from app.errors import NotFound
 from app.main import _unavailable, open_database
 from app.notify import delivery, feeds
 from tests.conftest import ApiUser, api_user, unique_name
@@ -639,6 +640,75 @@ def test_a_post_holds_no_counter_row_until_it_commits(
             meanwhile.commit()
         session.commit()
     assert _counts(database, keys) == dict.fromkeys(keys, 2)
+
+
+def test_a_post_counted_with_its_own_transaction_holds_no_counter_row_while_it_works(
+    database: Database, settings: Settings
+) -> None:
+    """PostgreSQL: ``counted_post`` counts at the end of the post's transaction, so while the
+    post does its work (here: while another count of the same keys runs meanwhile) its
+    counter rows — the address's is shared by every post from it — are not locked; after the
+    commit both attempts are counted."""
+    if database.is_sqlite:
+        pytest.skip("SQLite has one write lock for everything")
+    limits = settings.model_copy(update={"rate_limits": True})
+    request = _post_request(limits, f"192.0.2.{random.randint(1, 254)}")
+    with database.session() as session:
+        user = accounts.register(session, unique_name(), "password123")
+        session.commit()
+    keys = sorted([f"post:user:{user.id}", f"post:addr:{request.client.host}"])
+
+    def meanwhile() -> str:
+        session.execute(select(RateLimit.key).limit(1))  # the post's transaction is open
+        with database.session() as other:
+            other.execute(text("SET LOCAL lock_timeout = '2s'"))
+            rules = [Rule(key, 100, MINUTE, "書き込み") for key in keys]
+            assert count(other, rules, time.time()) is None  # would time out if held
+            other.commit()
+        return "posted"
+
+    with database.session() as session:
+        assert ratelimit.counted_post(session, request, user, meanwhile) == "posted"
+        session.commit()
+    assert _counts(database, keys) == dict.fromkeys(keys, 2)
+
+
+def test_a_failing_post_is_counted_on_its_own_and_a_full_one_is_rolled_back_whole(
+    database: Database, settings: Settings
+) -> None:
+    """``counted_post``: an action that raises is rolled back and its attempt still counted
+    (committed on its own); once the account is full an action's work is rolled back with
+    its count, and RateLimited raised."""
+    limits = settings.model_copy(update={"rate_limits": True, "posts_per_minute_per_account": 2})
+    host = f"198.51.100.{random.randint(1, 254)}"
+    with database.session() as session:
+        user = accounts.register(session, unique_name(), "password123")
+        session.commit()
+    key = f"post:user:{user.id}"
+
+    def fails() -> None:
+        raise NotFound("ない")
+
+    with database.session() as session, pytest.raises(NotFound):
+        ratelimit.counted_post(session, _post_request(limits, host), user, fails)
+    assert _counts(database, [key]) == {key: 1}
+    with database.session() as session:
+        ratelimit.counted_post(session, _post_request(limits, host), user, lambda: None)
+        session.commit()
+    assert _counts(database, [key]) == {key: 2}
+    request = _post_request(limits, host)
+    with database.session() as session:
+
+        def renames() -> None:
+            session.execute(update(User).where(User.id == user.id).values(email="x@example.com"))
+
+        with pytest.raises(RateLimited):
+            ratelimit.counted_post(session, request, user, renames)
+        assert request.state.retry_after >= 1
+        session.commit()  # nothing left to commit: the work went with the count
+    assert _counts(database, [key]) == {key: 2}
+    with database.session() as session:
+        assert session.get(User, user.id).email is None
 
 
 def test_a_full_counter_refuses_a_post_before_its_transaction_and_takes_it_back(

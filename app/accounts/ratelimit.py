@@ -7,9 +7,12 @@ memory. Only allowed attempts are counted: a refused one is taken back, so a cli
 retrying is let in again as soon as ``Retry-After`` says. A refusal is ``RateLimited`` (429);
 the app adds ``Retry-After`` to the answer (``retry_after_header`` in app/main.py).
 
-Counters run in their own short transaction, committed before the action itself, so an attempt
-that then fails (a wrong password, an invalid body) still counts, and a counter row is never
-held locked by a post's longer transaction.
+Most counters run in their own short transaction, committed before the action itself, so an
+attempt that then fails (a wrong password, an invalid body) still counts. A post and a sealed
+command, the busiest writes, are counted at the end of their own transaction instead
+(``counted_post``): one transaction a post, not two, and a counter row still held locked only
+from the count to the commit, never while the post waits for its game; a post that fails is
+rolled back and then counted in a transaction of its own, so it counts as well.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import time
 import unicodedata
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from fastapi import Request
 from sqlalchemy import (
@@ -46,6 +49,7 @@ from app.errors import ServiceError
 
 MINUTE = 60
 HOUR = 3600
+T = TypeVar("T")
 
 
 class RateLimited(ServiceError):
@@ -292,6 +296,34 @@ def _refuse(session: Session, request: Request, rule: Rule, wait: int) -> NoRetu
 def check_post(session: Session, request: Request, user: User) -> None:
     """Posts, new threads, new games, sealed commands and previews: per account and address."""
     enforce(session, request, _post_rules(request, user))
+
+
+def counted_post(session: Session, request: Request, user: User, action: Callable[[], T]) -> T:
+    """``action()`` (a post, a sealed command) counted under ``check_post``'s rules at the end
+    of its own transaction, which the caller then commits: the count commits with the post.
+
+    Answers as ``check_post`` first would. Over a limit, the action is rolled back and
+    RateLimited raised: nothing done, nothing counted. If the action raises, it is rolled
+    back and its attempt counted in a transaction of its own (committed), so that failing
+    attempts count too; over a limit, RateLimited is raised instead of its error.
+
+    The counter rows are taken last, after the game's and the thread's: on PostgreSQL they
+    are held from the count to the commit, and no transaction holding one waits for another
+    lock (every other count commits at once), so posts from one address never queue on their
+    address's row for longer than a commit."""
+    rules = _active(request, _post_rules(request, user))
+    if not rules:
+        return action()
+    try:
+        result = action()
+    except Exception:
+        session.rollback()
+        _count_or_refuse(session, request, rules, commit=True)
+        raise
+    refused = count(session, rules, time.time())
+    if refused is not None:
+        _refuse(session, request, *refused)
+    return result
 
 
 def _active(request: Request, rules: Sequence[Rule]) -> list[Rule]:

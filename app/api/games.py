@@ -370,8 +370,12 @@ async def sealed(game_id: int, body: BodyIn, request: Request) -> SealedResult:
     secret = deps.secret_key(request)
 
     def work(session: Session, user: User) -> SealedResult:
-        ratelimit.check_post(session, request, user)
-        row, public = gm.submit_sealed(session, game_id, user, body.body, secret)
+        row, public = ratelimit.counted_post(
+            session,
+            request,
+            user,
+            lambda: gm.submit_sealed(session, game_id, user, body.body, secret),
+        )
         replies = [reply_out(public)] if public is not None else []
         return SealedResult(sealed=SealedOut.of(row), replies=replies)
 

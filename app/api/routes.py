@@ -115,8 +115,12 @@ async def create_post(
     secret = deps.secret_key(request)
 
     def work(session: Session, user: User) -> schemas.PostResult:
-        ratelimit.check_post(session, request, user)
-        post, replies = gm.submit_post(session, thread_id, user, body.body, secret, name=body.name)
+        post, replies = ratelimit.counted_post(
+            session,
+            request,
+            user,
+            lambda: gm.submit_post(session, thread_id, user, body.body, secret, name=body.name),
+        )
         return post_result(post, replies)
 
     return await deps.signed_in_work(request, work)

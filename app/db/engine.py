@@ -26,7 +26,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DisconnectionError, InvalidatePoolError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, make_transient_to_detached, sessionmaker
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -284,8 +284,8 @@ _AFTER_COMMIT = "bbsgm_after_commit"
 def after_commit(session: Session, key: Hashable, action: Callable[[], None]) -> None:
     """Run ``action`` once the session's transaction commits, dropped if it rolls back; one
     action per ``key`` (a second one under the same key replaces the first). For sessions
-    made by ``Database``'s factory, whose ``after_commit`` and ``after_rollback`` events
-    (SQLAlchemy's session events, on this factory only) run or drop them."""
+    that ``follow_transactions`` (``Database``'s do), whose ``after_commit`` and
+    ``after_rollback`` events run or drop them."""
     session.info.setdefault(_AFTER_COMMIT, {})[key] = action
 
 
@@ -294,13 +294,41 @@ def is_pending(session: Session, key: Hashable) -> bool:
     return key in session.info.get(_AFTER_COMMIT, {})
 
 
+_WRITTEN = "bbsgm_written"
+
+
+def attach_written(session: Session, instance: Any) -> None:
+    """Attach ``instance``, whose row a Core statement of this transaction has just written
+    (every column set, its primary key too), as persistent and clean — as if loaded:
+    ``make_transient_to_detached``, then ``Session.add``. Changed later, it is flushed as an
+    UPDATE like any loaded object. If the transaction rolls back it leaves the session, as an
+    object the session had inserted would (sessions that ``follow_transactions``, as
+    ``Database``'s do): its row is gone, and its id may go to the next row."""
+    make_transient_to_detached(instance)
+    session.add(instance)
+    session.info.setdefault(_WRITTEN, []).append(instance)
+
+
+def follow_transactions(target: sessionmaker[Any] | Session) -> None:
+    """Listen to the commits and rollbacks of a session factory's sessions (``Database``'s
+    own) or of one session made otherwise (the tests', inside a connection they roll back):
+    what ``after_commit`` and ``attach_written`` need. SQLAlchemy's session events, on
+    ``target`` only."""
+    event.listen(target, "after_commit", _run_after_commit)
+    event.listen(target, "after_rollback", _drop_after_commit)
+
+
 def _run_after_commit(session: Session) -> None:
+    session.info.pop(_WRITTEN, None)
     for action in session.info.pop(_AFTER_COMMIT, {}).values():
         action()
 
 
 def _drop_after_commit(session: Session) -> None:
     session.info.pop(_AFTER_COMMIT, None)
+    for instance in session.info.pop(_WRITTEN, []):
+        if instance in session:
+            session.expunge(instance)
 
 
 class Database:
@@ -323,8 +351,7 @@ class Database:
             expire_on_commit=False,
         )
         for factory in (self.sessionmaker, self.request_sessionmaker):
-            event.listen(factory, "after_commit", _run_after_commit)
-            event.listen(factory, "after_rollback", _drop_after_commit)
+            follow_transactions(factory)
         self._checkpoint_pages: int | None = None  # defer_checkpoints
         # How many of this process's posts (the requests that do all their work in one
         # worker thread, app/web/deps.py ``write_lane``) may write at once, the others waiting

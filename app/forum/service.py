@@ -14,11 +14,12 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Integer, Table, bindparam, func, inspect, select, update
+from sqlalchemy import Integer, Table, bindparam, func, insert, inspect, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from app.db.engine import attach_written
 from app.db.models import Board, Post, Thread, ThreadRead, User, utcnow
 from app.errors import Invalid, NotFound
 from app.forum import names
@@ -230,12 +231,11 @@ def add_post(
     reply_error: dict[str, Any] | None = None,
     board_at: int | None = None,
     take: int = 1,
-    flush: bool = True,
 ) -> Post:
     """Append a post. ``author`` is None for the bot. ``number`` is one the caller took with
     ``reserve_numbers``; without it the thread's next ``take`` numbers are taken here, the
     post gets the first and the caller the others (a command post's reply: ``post.number +
-    1``). ``flush``: see ``write_post``."""
+    1``)."""
     body = clean_body(body)  # refused before a number is taken
     now = now or utcnow()
     if number is None:
@@ -254,7 +254,7 @@ def add_post(
         reply_error=reply_error,
         board_at=board_at,
     )
-    return write_post(session, values, flush=flush)
+    return write_post(session, values)
 
 
 def post_row(
@@ -293,17 +293,26 @@ def post_row(
     }
 
 
-def write_post(session: Session, values: dict[str, Any], *, flush: bool = True) -> Post:
-    """The row ``post_row`` made, its number taken already, added to the session and
-    flushed (so it has its id); its thread's streams are woken when the session commits.
-    ``flush`` False: written by the session's next flush, with what else is pending then (the
-    caller's, which then reads its id)."""
-    post = Post(**values)
-    session.add(post)
-    if flush:
-        session.flush()
+def write_post(session: Session, values: dict[str, Any]) -> Post:
+    """The row ``post_row`` made, its number taken already, written at once (one Core
+    ``INSERT … RETURNING id``) and returned as the session's persistent ``Post``; its
+    thread's streams are woken when the session commits.
+
+    Not a unit-of-work flush of a new object: a flush of one new post cost three times the
+    INSERT (docs/performance.md), and a command post writes two, its own and the bot's
+    reply. The object is made from the row as written and attached as if loaded
+    (``attach_written``), so the request reads and changes it like any post it loaded."""
+    row = {**_POST_DEFAULTS, **values}
+    post = Post(id=session.execute(_INSERT_POST, row).scalar_one(), **row)
+    attach_written(session, post)
     live.touched(session, values["thread_id"])
     return post
+
+
+_POSTS: Table = Post.__table__  # type: ignore[assignment]
+_INSERT_POST = insert(_POSTS).returning(_POSTS.c.id)
+# The columns ``post_row`` leaves to their defaults, given so that the object has every one.
+_POST_DEFAULTS: dict[str, Any] = {"mail": None, "hidden_at": None, "hidden_by": None}
 
 
 def create_thread(

@@ -184,8 +184,6 @@ def submit_post(
         # The card registry's thread is answered like a game's (app/gm/cards.py).
         lines = cards.registry_lines(session, thread_id, body)
     # A post with commands is always answered: its number and the reply's are taken together.
-    # A game's command post is written by the flush that writes what it did (``store.save``),
-    # or with the reply that refuses it: one flush, not one of its own.
     post = forum.add_post(
         session,
         thread_id,
@@ -196,7 +194,6 @@ def submit_post(
         secret=secret,
         now=now,
         take=2 if lines else 1,
-        flush=game is None or not lines,
     )
     first = post.number
     if game is None and lines:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Table, bindparam, insert, select
+from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.orm import Session, defer, lazyload
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -86,9 +86,8 @@ def save(
     sealed_id: int | None,
 ) -> None:
     """Write what ``work`` did: moves, adjustments, log, seats and the game row, and the
-    notifications. ``post``: the post whose commands these were (None for a sealed command,
-    ``sealed_id`` then); added to the session and not flushed yet, it is written by the same
-    flush as the game row (``gm.service.submit_post``), before the moves that name it."""
+    notifications. ``post``: the post whose commands these were, written already (None for
+    a sealed command, ``sealed_id`` then); the moves name it."""
     game, impl = sub.game, sub.impl
     post_number = post.number if post is not None else None
     waiting_before = notify.waiting_seats(impl, game, game.state)
@@ -124,9 +123,7 @@ def save(
                 created_at=sub.now,
             )
         )
-    _write_game(sub, work)
-    if game.status != "finished":
-        game.result = None
+    _write_game(session, sub, work)
     notify.after_save(
         session,
         game,
@@ -139,10 +136,10 @@ def save(
         label_before=None if work.started else label_before,
         seated_before=seated_before,
     )
-    # One flush for what went through the session: the post (if not written yet), the game
-    # row's UPDATE, the seats, adjustments and log (the notices' INSERT may have flushed them).
+    # One flush for what went through the session: the game row's UPDATE, the seats,
+    # adjustments and log (the notices' INSERT may have flushed them).
     session.flush()
-    if work.moves:  # after the post's row: they name its id
+    if work.moves:
         session.execute(_INSERT_MOVES, _move_rows(sub, work, post, sealed_id))
     if game.status == "finished":
         # The result exists only once the game is over (the GM's ADJUSTs, written above, are
@@ -209,9 +206,11 @@ def _move_rows(
     ]
 
 
-def _write_game(sub: Submission, work: Working) -> None:
-    """The game row as ``work`` left it (the session's flush writes the columns that
-    changed), its version bumped."""
+def _write_game(session: Session, sub: Submission, work: Working) -> None:
+    """The game row as ``work`` left it, its version bumped: one Core UPDATE of the columns
+    that change, which the loaded game then holds as its committed values
+    (``set_committed_value``), leaving nothing of it for the session's flush. A flush of the
+    one changed game cost ten times the UPDATE (docs/performance.md)."""
     game, impl, now = sub.game, sub.impl, sub.now
     if work.status != "active" or work.deadline_hours is None:
         deadline_at = None
@@ -220,17 +219,29 @@ def _write_game(sub: Submission, work: Working) -> None:
     else:
         deadline_at = work.deadline_at
     over = work.status in ("finished", "aborted")
-    game.deadline_warned = game.deadline_warned and deadline_at == game.deadline_at
-    game.status = work.status
-    game.paused = work.paused
-    game.state = work.state
-    game.version = game.version + 1
-    game.last_seq = work.next_seq - 1
-    game.deadline_hours = work.deadline_hours
-    game.deadline_at = deadline_at
-    game.turn_key = impl.turn_key(work.state) if work.state is not None else None
+    wanted: dict[str, Any] = {
+        "deadline_warned": game.deadline_warned and deadline_at == game.deadline_at,
+        "status": work.status,
+        "paused": work.paused,
+        "deadline_hours": work.deadline_hours,
+        "deadline_at": deadline_at,
+        "turn_key": impl.turn_key(work.state) if work.state is not None else None,
+        "finished_at": (game.finished_at or now) if over else None,
+    }
+    if work.status != "finished":
+        wanted["result"] = None  # the result exists only once the game is over (``save``)
     if work.started:
-        game.players_at_start = [s.name for s in work.seats]
-        game.started_at = now
-        game.wording = impl.wording  # the bot's replies are written in it from here on
-    game.finished_at = (game.finished_at or now) if over else None
+        wanted["players_at_start"] = [s.name for s in work.seats]
+        wanted["started_at"] = now
+        wanted["wording"] = impl.wording  # the bot's replies are written in it from here on
+    changed = {key: value for key, value in wanted.items() if getattr(game, key) != value}
+    changed.update(state=work.state, version=game.version + 1, last_seq=work.next_seq - 1)
+    session.execute(_UPDATE_GAME, {"game_id_": game.id, **changed})
+    for key, value in changed.items():
+        set_committed_value(game, key, value)
+
+
+_GAMES: Table = Game.__table__  # type: ignore[assignment]
+# Built once: the columns it sets are the keys of each execution's parameters (the compiled
+# form is cached per set of keys).
+_UPDATE_GAME = update(_GAMES).where(_GAMES.c.id == bindparam("game_id_"))

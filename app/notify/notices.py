@@ -16,11 +16,14 @@ from sqlalchemy import (
     bindparam,
     exists,
     insert,
+    inspect,
     literal,
     null,
     select,
+    update,
 )
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from app.db.models import Game, GamePlayer, Notification, User
 from app.games import find_game
@@ -117,7 +120,7 @@ def after_save(
     if seated_before is not None:
         _tell_gm_seats(session, game, seated_before, now)
     if finished_now:
-        _keep_waiting_since(game, set(), set(), now)
+        _keep_waiting_since(session, game, set(), set(), now)
         users = {p.user_id for p in seats.values()} | ({game.gm_id} if game.gm_id else set())
         text = f"「{game.title}」が終わりました。"
         over = [(user_id, "game_over", text) for user_id in sorted(u for u in users if u)]
@@ -132,7 +135,7 @@ def after_save(
         if new_turn
         else (waiting_after - waiting_before) | (waiting_after & handed_over)
     )
-    _keep_waiting_since(game, waiting_after, fresh, now)
+    _keep_waiting_since(session, game, waiting_after, fresh, now)
     if not fresh or game.state is None:
         return
     turn_key = notice_turn(impl, game.state)
@@ -204,10 +207,16 @@ _INSERT_TURN = (
 )
 
 
-def _keep_waiting_since(game: Game, waiting: set[int], fresh: set[int], now: datetime) -> None:
+def _keep_waiting_since(
+    session: Session, game: Game, waiting: set[int], fresh: set[int], now: datetime
+) -> None:
     """Each seat's ``waiting_since``: now for a seat newly asked (or asked for a new turn),
     kept while the game goes on waiting for it, None once it does not (or the seat is
-    kicked: the bot plays it)."""
+    kicked: the bot plays it). The seats' rows that change are one Core UPDATE (executed
+    for each), which the loaded seats then hold as their committed values, as
+    ``store._write_game`` does for the game; a seat not written yet (REPLACE's new rows) is
+    given the value to be inserted with."""
+    changed: list[dict[str, Any]] = []
     for player in game.players:
         if player.seat not in waiting or player.kicked or player.user_id is None:
             since = None
@@ -215,8 +224,23 @@ def _keep_waiting_since(game: Game, waiting: set[int], fresh: set[int], now: dat
             since = now
         else:
             continue
-        if player.waiting_since != since:
+        if player.waiting_since == since:
+            continue
+        if inspect(player).persistent:
+            changed.append({"player_id": player.id, "since": since})
+            set_committed_value(player, "waiting_since", since)
+        else:
             player.waiting_since = since
+    if changed:
+        session.execute(_SET_WAITING_SINCE, changed)
+
+
+_PLAYERS: Table = GamePlayer.__table__  # type: ignore[assignment]
+_SET_WAITING_SINCE = (
+    update(_PLAYERS)
+    .where(_PLAYERS.c.id == bindparam("player_id"))
+    .values(waiting_since=bindparam("since", type_=_PLAYERS.c.waiting_since.type))
+)
 
 
 def _tell_gm_seats(

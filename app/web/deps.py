@@ -223,8 +223,9 @@ async def signed_in_work(request: Request, work: Callable[[Session, User], T]) -
 
     def run() -> T:
         with database.session() as session:
-            # Read in the transaction the work goes on with (its rate limit counts next and
-            # commits): no hop to another thread comes between them that would hold SQLite's
+            # Read in the transaction the work goes on with, which its rate limit counts in
+            # too (``ratelimit.counted_post``): one transaction for the whole request, and no
+            # hop to another thread between the read and the writes that would hold SQLite's
             # write lock, so the read needs no transaction of its own (``_signed_in``'s).
             user = accounts.user_for_token(session, token, "api") if token is not None else None
             if user is None:

@@ -200,9 +200,12 @@ async def new_post(
             status, error = 403, CSRF_MESSAGE
         else:
             try:
-                ratelimit.check_post(session, request, user)
-                post, _replies = gm.submit_post(
-                    session, thread.id, user, body, deps.secret_key(request), name=name
+                secret = deps.secret_key(request)
+                post, _replies = ratelimit.counted_post(
+                    session,
+                    request,
+                    user,
+                    lambda: gm.submit_post(session, thread.id, user, body, secret, name=name),
                 )
                 last_page = (post.number - 1) // settings.posts_per_page + 1
                 if return_to.startswith("/games/"):

@@ -8,7 +8,7 @@ import unicodedata
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Table, func, insert, select
 from sqlalchemy.orm import Session
 
 from app.errors import Forbidden, Invalid, NotFound
@@ -25,6 +25,7 @@ from app.gm.reply import BOT_NAME
 from app.gm.working import Submission, Submitter
 
 __all__ = ["BOT_NAME", "is_gm", "reads_as_gm"]
+from app.db.engine import attach_written
 from app.db.models import Game, GamePlayer, Move, Post, SealedCommand, User, utcnow
 
 STATUSES = ("recruiting", "active", "finished", "aborted")
@@ -300,11 +301,16 @@ def submit_sealed(
 def _store_sealed(
     session: Session, values: dict[str, Any], *, ok: bool, reply: str, error: Any
 ) -> SealedCommand:
-    """The row, written at once (its id is the moves' ``sealed_id``)."""
-    row = SealedCommand(**values, ok=ok, reply=reply, error=error)
-    session.add(row)
-    session.flush()
+    """The row, written at once by one Core ``INSERT`` (its id is the moves' ``sealed_id``)
+    and attached as if loaded, as a post is (``forum.write_post``)."""
+    written = {**values, "ok": ok, "reply": reply, "error": error}
+    row = SealedCommand(id=session.execute(_INSERT_SEALED, written).scalar_one(), **written)
+    attach_written(session, row)
     return row
+
+
+_SEALED: Table = SealedCommand.__table__  # type: ignore[assignment]
+_INSERT_SEALED = insert(_SEALED).returning(_SEALED.c.id)
 
 
 def preview(

@@ -136,8 +136,9 @@ def save(
         label_before=None if work.started else label_before,
         seated_before=seated_before,
     )
-    # One flush for what went through the session: the game row's UPDATE, the seats,
-    # adjustments and log (the notices' INSERT may have flushed them).
+    # One flush for what went through the session: new seats, adjustments and the log (the
+    # notices' INSERT may have flushed them); the game row and the seats' waiting_since are
+    # Core statements already (``_write_game``, ``notify.after_save``).
     session.flush()
     if work.moves:
         session.execute(_INSERT_MOVES, _move_rows(sub, work, post, sealed_id))

@@ -288,6 +288,7 @@ def post_row(
         "reply_ok": reply_ok,
         "reply_error": reply_error,
         "board_at": board_at,
+        "mail": None,  # the メール欄: bbs.cgi sets it on the post written
         "hidden_at": None,
         "hidden_by": None,
     }
@@ -302,8 +303,7 @@ def write_post(session: Session, values: dict[str, Any]) -> Post:
     INSERT (docs/performance.md), and a command post writes two, its own and the bot's
     reply. The object is made from the row as written and attached as if loaded
     (``attach_written``), so the request reads and changes it like any post it loaded."""
-    row = {**_POST_DEFAULTS, **values}
-    post = Post(id=session.execute(_INSERT_POST, row).scalar_one(), **row)
+    post = Post(id=session.execute(_INSERT_POST, values).scalar_one(), **values)
     attach_written(session, post)
     live.touched(session, values["thread_id"])
     return post
@@ -311,8 +311,6 @@ def write_post(session: Session, values: dict[str, Any]) -> Post:
 
 _POSTS: Table = Post.__table__  # type: ignore[assignment]
 _INSERT_POST = insert(_POSTS).returning(_POSTS.c.id)
-# The columns ``post_row`` leaves to their defaults, given so that the object has every one.
-_POST_DEFAULTS: dict[str, Any] = {"mail": None, "hidden_at": None, "hidden_by": None}
 
 
 def create_thread(

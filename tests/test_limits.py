@@ -614,13 +614,9 @@ def _counts(database: Database, keys: list[str]) -> dict[str, int]:
         return {key: hits for key, hits in rows}
 
 
-def test_a_post_holds_no_counter_row_until_it_commits(
-    database: Database, settings: Settings
-) -> None:
-    """PostgreSQL: a post's attempt is counted in a short transaction of its own, committed
-    before the post's, so the counter row of the client's address (shared by every post from
-    it) is not held while the post is written — another count of the same keys meanwhile does
-    not wait."""
+def _poster_on_postgres(database: Database, settings: Settings) -> tuple[Any, User, list[str]]:
+    """PostgreSQL only: a request from a fresh address with rate limits on, a new account,
+    and the two counter keys of its posts."""
     if database.is_sqlite:
         pytest.skip("SQLite has one write lock for everything")
     limits = settings.model_copy(update={"rate_limits": True})
@@ -628,16 +624,32 @@ def test_a_post_holds_no_counter_row_until_it_commits(
     with database.session() as session:
         user = accounts.register(session, unique_name(), "password123")
         session.commit()
-    keys = sorted([f"post:user:{user.id}", f"post:addr:{request.client.host}"])
+    return request, user, sorted([f"post:user:{user.id}", f"post:addr:{request.client.host}"])
+
+
+def _count_meanwhile(database: Database, keys: list[str]) -> None:
+    """Another attempt on ``keys``, counted and committed in a transaction of its own, which
+    times out (2 s) if a counter row is held."""
+    with database.session() as other:
+        other.execute(text("SET LOCAL lock_timeout = '2s'"))
+        rules = [Rule(key, 100, MINUTE, "書き込み") for key in keys]
+        assert count(other, rules, time.time()) is None
+        other.commit()
+
+
+def test_a_post_holds_no_counter_row_until_it_commits(
+    database: Database, settings: Settings
+) -> None:
+    """PostgreSQL: a post's attempt is counted in a short transaction of its own, committed
+    before the post's, so the counter row of the client's address (shared by every post from
+    it) is not held while the post is written — another count of the same keys meanwhile does
+    not wait."""
+    request, user, keys = _poster_on_postgres(database, settings)
     with database.session() as session:
         ratelimit.check_post(session, request, user)
         session.execute(select(RateLimit.key).limit(1))  # the post's own transaction
         assert _counts(database, keys) == dict.fromkeys(keys, 1)  # counted, committed
-        with database.session() as meanwhile:
-            meanwhile.execute(text("SET LOCAL lock_timeout = '2s'"))
-            rules = [Rule(key, 100, MINUTE, "書き込み") for key in keys]
-            assert count(meanwhile, rules, time.time()) is None  # would time out if held
-            meanwhile.commit()
+        _count_meanwhile(database, keys)
         session.commit()
     assert _counts(database, keys) == dict.fromkeys(keys, 2)
 
@@ -649,22 +661,11 @@ def test_a_post_counted_with_its_own_transaction_holds_no_counter_row_while_it_w
     post does its work (here: while another count of the same keys runs meanwhile) its
     counter rows — the address's is shared by every post from it — are not locked; after the
     commit both attempts are counted."""
-    if database.is_sqlite:
-        pytest.skip("SQLite has one write lock for everything")
-    limits = settings.model_copy(update={"rate_limits": True})
-    request = _post_request(limits, f"192.0.2.{random.randint(1, 254)}")
-    with database.session() as session:
-        user = accounts.register(session, unique_name(), "password123")
-        session.commit()
-    keys = sorted([f"post:user:{user.id}", f"post:addr:{request.client.host}"])
+    request, user, keys = _poster_on_postgres(database, settings)
 
     def meanwhile() -> str:
         session.execute(select(RateLimit.key).limit(1))  # the post's transaction is open
-        with database.session() as other:
-            other.execute(text("SET LOCAL lock_timeout = '2s'"))
-            rules = [Rule(key, 100, MINUTE, "書き込み") for key in keys]
-            assert count(other, rules, time.time()) is None  # would time out if held
-            other.commit()
+        _count_meanwhile(database, keys)
         return "posted"
 
     with database.session() as session:
